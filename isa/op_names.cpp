@@ -1,0 +1,17 @@
+#include "isa/decoded.h"
+
+namespace pmusim {
+
+const char* op_name(Op op) {
+    static const char* const names[] = {
+        "unknown",
+#define X(n) #n,
+#include "isa/opcodes.def"
+#undef X
+        "RDPID",
+    };
+    const size_t k = size_t(op);
+    return k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
+}
+
+}  // namespace pmusim
