@@ -82,6 +82,12 @@ Prefixes scan_prefixes(const u8* b, size_t n, CodeBits mode) {
     size_t i = 0;
     for (; i < n && i < 15; ++i) {
         const u8 x = b[i];
+        // REX counts only directly before the opcode (SDM Vol. 2, 2.2.1): a REX
+        // followed by a legacy prefix is ignored.
+        if (mode == CodeBits::k64 && (x & 0xF0) == 0x40) {
+            p.rex = x;
+            continue;
+        }
         if (x == 0xF0) p.lock = true;
         else if (x == 0xF3) p.rep = true, p.repne = false;
         else if (x == 0xF2) p.repne = true, p.rep = false;
@@ -94,9 +100,8 @@ Prefixes scan_prefixes(const u8* b, size_t n, CodeBits mode) {
         else if (x == 0x64) p.seg = FS;
         else if (x == 0x65) p.seg = GS;
         else break;
+        p.rex = 0;
     }
-    // REX counts only directly before the opcode (SDM Vol. 2, 2.2.1).
-    if (mode == CodeBits::k64 && i < n && (b[i] & 0xF0) == 0x40) p.rex = b[i++];
     // 64-bit mode ignores CS, DS, ES and SS overrides (SDM Vol. 1, 3.3.7.1).
     if (mode == CodeBits::k64 && p.seg != FS && p.seg != GS) p.seg = kNoSeg;
     p.count = u8(i);
