@@ -18,6 +18,10 @@ const BinderTable& table() {
         register_string(b);
         register_control(b);
         register_misc(b);
+        register_system(b);
+        register_io(b);
+        register_far(b);
+        register_segment(b);
         return b;
     }();
     return t;

@@ -24,6 +24,10 @@ void register_stack(BinderTable&);
 void register_string(BinderTable&);
 void register_control(BinderTable&);
 void register_misc(BinderTable&);
+void register_system(BinderTable&);
+void register_io(BinderTable&);
+void register_far(BinderTable&);
+void register_segment(BinderTable&);
 
 /// Builds the executable record for `d`. Never fails: undecodable, invalid or
 /// unimplemented instructions get a handler raising #UD (the latter are counted

@@ -12,15 +12,19 @@ enum class Op : u16 {
 #define X(n) n,
 #include "isa/opcodes.def"
 #undef X
-    kRdpid,  // decoded by pmusim itself (Capstone 4 misreads it as RDSEED)
+    kRdpid,      // decoded by pmusim itself (Capstone 4 misreads it as RDSEED)
+    kMovCr,      // MOV to/from CRn (Capstone: MOV)
+    kMovDr,      // MOV to/from DRn (Capstone: MOV)
+    kMovToSreg,  // MOV Sreg, r/m (Capstone: MOV)
+    kPopSreg,    // POP Sreg (Capstone: POP)
     kCount
 };
 const char* op_name(Op op);
 
 struct DecodedOperand {
-    enum Kind : u8 { kNone, kReg, kImm, kMem, kSeg } kind = kNone;
+    enum Kind : u8 { kNone, kReg, kImm, kMem, kSeg, kCtrl, kDebug } kind = kNone;
     u8 size = 0;            ///< bytes
-    // kReg: general register; kSeg: segment register number in `reg`
+    // kReg: general register; kSeg/kCtrl/kDebug: segment/control/debug register number in `reg`
     u8 reg = kZeroReg;
     bool high8 = false;     ///< AH, CH, DH, BH
     // kMem

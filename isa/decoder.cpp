@@ -57,6 +57,11 @@ public:
                 gpr(u8(k), size);
             }
             if (!strcmp(name, "rip") || !strcmp(name, "eip") || !strcmp(name, "ip")) ri.rip = true;
+            if ((name[0] == 'c' || name[0] == 'd') && name[1] == 'r' && sscanf(name + 2, "%d", &k) == 1) {
+                ri.kind = name[0] == 'c' ? DecodedOperand::kCtrl : DecodedOperand::kDebug;
+                ri.num = u8(k);
+                ri.size = 8;
+            }
         }
     }
     const RegInfo& operator[](unsigned r) const { return info_[r < X86_REG_ENDING ? r : 0]; }
@@ -158,6 +163,14 @@ struct Decoder::Impl {
                 if (mode == CodeBits::k64 && d.seg != FS && d.seg != GS) d.seg = kNoSeg;
             }
         }
+        // pmusim's own names for MOV and POP forms that are system instructions.
+        if (out.op == Op::MOV && out.nops == 2) {
+            const auto k0 = out.ops[0].kind, k1 = out.ops[1].kind;
+            if (k0 == DecodedOperand::kCtrl || k1 == DecodedOperand::kCtrl) out.op = Op::kMovCr;
+            else if (k0 == DecodedOperand::kDebug || k1 == DecodedOperand::kDebug) out.op = Op::kMovDr;
+            else if (k0 == DecodedOperand::kSeg) out.op = Op::kMovToSreg;
+        }
+        if (out.op == Op::POP && out.nops == 1 && out.ops[0].kind == DecodedOperand::kSeg) out.op = Op::kPopSreg;
         const unsigned ml = insn->detail->x86.encoding.modrm_offset;
         out.modrm_reg = ml ? u8((insn->bytes[ml] >> 3) & 7) : 0;
     }

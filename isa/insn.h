@@ -6,8 +6,8 @@ namespace pmusim {
 
 struct Cpu;
 struct Insn;
-/// Executes one instruction. Non-branch handlers never touch Cpu::rip (the run
-/// loop advances it); handlers of block-ending instructions set Cpu::rip.
+/// Executes one instruction. The run loop sets Cpu::rip to the next instruction
+/// before the call; control transfers overwrite it.
 using Handler = void (*)(Cpu&, const Insn&);
 
 /// Compact, fixed-size record built once per decoded instruction and kept in the

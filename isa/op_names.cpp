@@ -8,7 +8,7 @@ const char* op_name(Op op) {
 #define X(n) #n,
 #include "isa/opcodes.def"
 #undef X
-        "RDPID",
+        "RDPID", "MOV CR", "MOV DR", "MOV Sreg", "POP Sreg",
     };
     const size_t k = size_t(op);
     return k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";

@@ -7,9 +7,6 @@
 
 namespace pmusim {
 
-/// Address-size masks indexed by address size in bytes.
-inline constexpr u64 kAddrMask[9] = {0, 0, 0xFFFF, 0, 0xFFFFFFFF, 0, 0, 0, ~0ull};
-
 template <class T>
 inline T reg_get(const Cpu& c, u16 off) {
     T v;

@@ -24,7 +24,6 @@ void h_jmp_rel(Cpu& c, const Insn& i) { go(c, i, BranchKind::kJmpRel, i.imm); }
 
 void h_jcc(Cpu& c, const Insn& i) {
     if (eval_cond(c.lf, i.aux)) go(c, i, BranchKind::kJcc, i.imm);
-    else c.rip = i.next;
 }
 
 /// Count register (CX/ECX/RCX by address size) as an unsigned value.
@@ -32,7 +31,6 @@ inline u64 count_reg(const Cpu& c, const Insn& i) { return c.gpr[RCX] & kAddrMas
 
 void h_jcxz(Cpu& c, const Insn& i) {
     if (count_reg(c, i) == 0) go(c, i, BranchKind::kJcc, i.imm);
-    else c.rip = i.next;
 }
 
 /// LOOP family; aux: 0 = LOOP, 1 = LOOPE (ZF=1), 2 = LOOPNE (ZF=0). Flags unaffected.
@@ -44,7 +42,6 @@ void h_loop(Cpu& c, const Insn& i) {
     if (i.aux == 1) taken = taken && c.lf.zf();
     if (i.aux == 2) taken = taken && !c.lf.zf();
     if (taken) go(c, i, BranchKind::kJcc, i.imm);
-    else c.rip = i.next;
 }
 
 template <class T, bool Mem>

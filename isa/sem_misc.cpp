@@ -17,7 +17,6 @@ void h_std(Cpu& c, const Insn&) { c.rflags_other |= kDF; }
 /// HLT: privileged (#GP(0) at CPL > 0); stops the core at the next instruction.
 void h_hlt(Cpu& c, const Insn& i) {
     if (c.cpl != 0) raise_fault(vec::GP, 0);
-    c.rip = i.next;
     c.pending |= kPendingHalt;
 }
 

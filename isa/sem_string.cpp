@@ -66,10 +66,9 @@ void h_rep(Cpu& c, const Insn& i) {
             if (i.aux == kRepNE && c.lf.zf()) break;
         }
     }
-    c.rip = i.next;
 }
 
-template <Str S, unsigned Size>
+template <Str S>
 bool bind_string(const DecodedInsn& d, Insn& out) {
     // Source operands use DS unless overridden; the destination is always ES
     // (SDM Vol. 2, MOVS: "the ES segment cannot be overridden").
@@ -81,7 +80,11 @@ bool bind_string(const DecodedInsn& d, Insn& out) {
     }
     out.aux = rep;
     out.ends_block = rep != kNoRep;
-    out.fn = pick_size(Size, [&](auto t) -> Handler {
+    // The element size comes from the opcode (even: byte form) and pmusim's own prefix
+    // scan, not from Capstone's mnemonic: Capstone 4 ignores a 66 that precedes F2/F3
+    // ("66 F3 A5" is REP MOVSW, SDM Vol. 2, 2.1.1 and MOVS; Capstone says REP MOVSD).
+    const unsigned size = (d.opcode[0] & 1) == 0 ? 1 : d.opsize;
+    out.fn = pick_size(size, [&](auto t) -> Handler {
         using T = decltype(t);
         return rep ? &h_rep<T, S> : &h_string<T, S>;
     });
@@ -91,26 +94,26 @@ bool bind_string(const DecodedInsn& d, Insn& out) {
 }  // namespace
 
 void register_string(BinderTable& t) {
-    t.add(Op::MOVSB, bind_string<Str::kMovs, 1>);
-    t.add(Op::MOVSW, bind_string<Str::kMovs, 2>);
-    t.add(Op::MOVSD, bind_string<Str::kMovs, 4>);
-    t.add(Op::MOVSQ, bind_string<Str::kMovs, 8>);
-    t.add(Op::STOSB, bind_string<Str::kStos, 1>);
-    t.add(Op::STOSW, bind_string<Str::kStos, 2>);
-    t.add(Op::STOSD, bind_string<Str::kStos, 4>);
-    t.add(Op::STOSQ, bind_string<Str::kStos, 8>);
-    t.add(Op::LODSB, bind_string<Str::kLods, 1>);
-    t.add(Op::LODSW, bind_string<Str::kLods, 2>);
-    t.add(Op::LODSD, bind_string<Str::kLods, 4>);
-    t.add(Op::LODSQ, bind_string<Str::kLods, 8>);
-    t.add(Op::CMPSB, bind_string<Str::kCmps, 1>);
-    t.add(Op::CMPSW, bind_string<Str::kCmps, 2>);
-    t.add(Op::CMPSD, bind_string<Str::kCmps, 4>);
-    t.add(Op::CMPSQ, bind_string<Str::kCmps, 8>);
-    t.add(Op::SCASB, bind_string<Str::kScas, 1>);
-    t.add(Op::SCASW, bind_string<Str::kScas, 2>);
-    t.add(Op::SCASD, bind_string<Str::kScas, 4>);
-    t.add(Op::SCASQ, bind_string<Str::kScas, 8>);
+    t.add(Op::MOVSB, bind_string<Str::kMovs>);
+    t.add(Op::MOVSW, bind_string<Str::kMovs>);
+    t.add(Op::MOVSD, bind_string<Str::kMovs>);
+    t.add(Op::MOVSQ, bind_string<Str::kMovs>);
+    t.add(Op::STOSB, bind_string<Str::kStos>);
+    t.add(Op::STOSW, bind_string<Str::kStos>);
+    t.add(Op::STOSD, bind_string<Str::kStos>);
+    t.add(Op::STOSQ, bind_string<Str::kStos>);
+    t.add(Op::LODSB, bind_string<Str::kLods>);
+    t.add(Op::LODSW, bind_string<Str::kLods>);
+    t.add(Op::LODSD, bind_string<Str::kLods>);
+    t.add(Op::LODSQ, bind_string<Str::kLods>);
+    t.add(Op::CMPSB, bind_string<Str::kCmps>);
+    t.add(Op::CMPSW, bind_string<Str::kCmps>);
+    t.add(Op::CMPSD, bind_string<Str::kCmps>);
+    t.add(Op::CMPSQ, bind_string<Str::kCmps>);
+    t.add(Op::SCASB, bind_string<Str::kScas>);
+    t.add(Op::SCASW, bind_string<Str::kScas>);
+    t.add(Op::SCASD, bind_string<Str::kScas>);
+    t.add(Op::SCASQ, bind_string<Str::kScas>);
 }
 
 }  // namespace pmusim

@@ -50,8 +50,9 @@ std::unique_ptr<Block> DecodeCache::build(u64 rip, u64 lin, u8 mode) {
         const unsigned n = cpu_.mmu.fetch(at, bytes, 15, pfns);
         const DecodeStatus st = n ? decoder_.decode(bytes, n, cur, bits, d) : DecodeStatus::kTruncated;
         if (st == DecodeStatus::kTruncated) {
-            // The instruction runs into memory that cannot be fetched.
-            if (scratch_.empty()) raise_fault(vec::GP, 0);
+            // The instruction runs into memory that cannot be fetched: the fetch
+            // fault belongs to this instruction if it is the block's first.
+            if (scratch_.empty()) throw cpu_.mmu.fetch_fault().value_or(GuestFault{vec::GP, true, 0, 0});
             break;
         }
         Insn in;

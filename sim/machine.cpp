@@ -1,6 +1,8 @@
 #include "sim/machine.h"
 
 #include <cstring>
+
+#include "sim/core_msrs.h"
 #include <stdexcept>
 
 namespace pmusim {
@@ -11,6 +13,8 @@ const char* stop_reason_name(StopReason r) {
         case StopReason::kHalt: return "halt";
         case StopReason::kStopAddress: return "stop-address";
         case StopReason::kException: return "exception";
+        case StopReason::kTripleFault: return "triple-fault";
+        case StopReason::kUnsupported: return "unsupported";
         case StopReason::kHostRequest: return "host-request";
     }
     return "?";
@@ -18,7 +22,10 @@ const char* stop_reason_name(StopReason r) {
 
 Machine::Machine(const MachineConfig& cfg)
     : ram_(cfg.memory_bytes), bus_(ram_), cpu_(bus_), cache_(cpu_) {
-    set_flat_mode(CodeBits::k32);
+    cpu_.ports = &ports_;
+    cpu_.profile = cfg.profile ? cfg.profile : &generic_intel_profile();
+    register_core_msrs(cpu_, [this] { return now(); });
+    reset();
 }
 
 void Machine::load(u64 pa, const void* data, size_t n) {
@@ -46,34 +53,168 @@ void Machine::peek(u64 pa, void* out, size_t n) {
     }
 }
 
-void Machine::set_flat_mode(CodeBits bits) {
-    cpu_.code_bits = bits;
-    cpu_.stack_bytes = bits == CodeBits::k64 ? 8 : bits == CodeBits::k32 ? 4 : 2;
-    cpu_.lin_mask = bits == CodeBits::k64 ? ~0ull : 0xFFFFFFFFull;
-    cpu_.mmu.set_long_mode(bits == CodeBits::k64);
+void Machine::reset() {
+    Cpu& c = cpu_;
+    for (u64& r : c.gpr) r = 0;
+    c.gpr[RDX] = c.profile->query(1, 0).eax;  // EDX holds the processor signature (Table 9-1)
+    c.set_rflags(kFixed1);
+    c.cr0 = cr0::kET | cr0::kCD | cr0::kNW;  // 60000010H
+    c.cr2 = c.cr3 = c.cr4 = c.cr8 = c.efer = 0;
     for (u8 s = 0; s < 6; ++s) {
-        cpu_.seg[s] = SegmentCache{};
-        cpu_.seg[s].limit = 0xFFFFFFFF;
-        cpu_.seg_base[s] = 0;
+        c.seg[s] = SegmentCache{};
+        c.seg[s].attr = seg_attr::kP | seg_attr::kS | 0x3;  // present, read/write, accessed
     }
-    cpu_.seg_base[kNoSeg] = 0;
-    cpu_.cpl = 0;
-    cpu_.pending |= kPendingModeChange;
+    c.seg[CS].selector = 0xF000;
+    c.seg[CS].base = 0xFFFF0000;
+    c.seg[CS].attr = seg_attr::kP | seg_attr::kS | 0xB;  // present, execute/read, accessed
+    c.ldtr = SegmentCache{};
+    c.ldtr.attr = seg_attr::kP | 0x2;
+    c.tr = SegmentCache{};
+    c.tr.attr = seg_attr::kP | 0xB;
+    c.gdtr = c.idtr = TableRegister{};
+    c.rip = 0xFFF0;
+    c.cpl = 0;
+    c.nmi_blocked = false;
+    c.shadow_at = ~0ull;
+    c.mmu.flush_tlb();
+    c.update_mode();
+    c.pending |= kPendingPagingChange;
 }
 
-std::optional<StopReason> Machine::on_fault(const GuestFault& f, RunResult& r) {
-    r.fault = f;
-    if (cpu_.events.wants(EventKind::kException)) {
-        Event e;
-        e.kind = EventKind::kException;
-        e.vector = f.vector;
-        e.has_error_code = f.has_error_code;
-        e.error_code = f.error_code;
-        e.rip = cpu_.rip;
-        e.addr = f.fault_address;
-        cpu_.events.emit(e);
+void Machine::start_real_mode(u16 cs, u16 ip) {
+    reset();
+    cpu_.seg[CS].selector = cs;
+    cpu_.seg[CS].base = u64(cs) << 4;
+    cpu_.rip = ip;
+    cpu_.update_mode();
+    stop_on_exception_ = false;
+}
+
+void Machine::build_identity_page_tables() {
+    // PML4 -> one PDPT -> four page directories of 2 MiB pages (SDM Vol. 3, 4.5):
+    // present, writable, user, accessed, dirty; the first 4 GiB identity-mapped.
+    const u64 top = ram_.size() - 6 * kPageSize;
+    u64 tables[6 * 512] = {};
+    tables[0] = (top + kPageSize) | 0x27;
+    for (u64 k = 0; k < 4; ++k) tables[512 + k] = (top + (2 + k) * kPageSize) | 0x27;
+    for (u64 k = 0; k < 4 * 512; ++k) tables[1024 + k] = (k << 21) | 0xE7;
+    load(top, tables, sizeof tables);
+    cpu_.cr3 = top;
+}
+
+void Machine::set_flat_mode(CodeBits bits) {
+    Cpu& c = cpu_;
+    for (u8 s = 0; s < 6; ++s) {
+        c.seg[s] = SegmentCache{};
+        c.seg[s].selector = s == CS ? 0x08 : 0x10;
+        c.seg[s].limit = 0xFFFFFFFF;
+        c.seg[s].attr = seg_attr::kP | seg_attr::kS | seg_attr::kG | 0x3 |
+                        (bits == CodeBits::k16 ? 0 : seg_attr::kDB);
     }
-    return StopReason::kException;
+    c.seg[CS].attr = seg_attr::kP | seg_attr::kS | seg_attr::kG | 0xB;
+    if (bits == CodeBits::k64) c.seg[CS].attr |= seg_attr::kL;
+    else if (bits == CodeBits::k32) c.seg[CS].attr |= seg_attr::kDB;
+    c.cr0 = cr0::kPE | cr0::kET | cr0::kNE;
+    c.cr4 = 0;
+    c.efer = 0;
+    c.cpl = 0;
+    if (bits == CodeBits::k64) {
+        build_identity_page_tables();
+        c.cr4 = cr4::kPAE;
+        c.efer = efer::kLME | efer::kLMA | efer::kNXE | efer::kSCE;
+        c.cr0 |= cr0::kPG | cr0::kWP;
+    }
+    c.mmu.flush_tlb();
+    c.update_mode();
+    c.pending |= kPendingPagingChange;
+    stop_on_exception_ = true;
+}
+
+void Machine::raise_interrupt(u8 vector) {
+    intr_.insert(vector);
+    __atomic_or_fetch(&cpu_.pending, kPendingInterrupt, __ATOMIC_RELAXED);
+}
+
+void Machine::raise_nmi() {
+    nmi_pending_ = true;
+    __atomic_or_fetch(&cpu_.pending, kPendingInterrupt, __ATOMIC_RELAXED);
+}
+
+void Machine::schedule(u64 after, std::function<void()> fn) { timers_.emplace(now() + after, std::move(fn)); }
+
+void Machine::fire_due_events() {
+    while (!timers_.empty() && timers_.begin()->first <= now()) {
+        auto fn = std::move(timers_.begin()->second);
+        timers_.erase(timers_.begin());
+        fn();
+    }
+}
+
+bool Machine::interrupt_possible() const {
+    return (nmi_pending_ && !cpu_.nmi_blocked) || (!intr_.empty() && (cpu_.rflags_other & kIF));
+}
+
+bool Machine::accept_interrupt(RunResult& r, std::optional<StopReason>& stop) {
+    if (in_shadow()) return false;  // SDM Vol. 3, 6.8.3: STI, MOV SS and POP SS shadows
+    DeliveryRequest req;
+    if (nmi_pending_ && !cpu_.nmi_blocked) {
+        nmi_pending_ = false;
+        req.vector = vec::NMI;
+        req.source = EventSource::kNmi;
+    } else if (!intr_.empty() && (cpu_.rflags_other & kIF)) {
+        req.vector = *intr_.rbegin();
+        intr_.erase(std::prev(intr_.end()));
+        req.source = EventSource::kExternal;
+    } else {
+        return false;
+    }
+    req.return_rip = cpu_.rip;
+    try {
+        deliver(cpu_, req);
+    } catch (const GuestFault& f) {
+        stop = on_fault(f, r);
+    } catch (const UnsupportedFeature& e) {
+        r.message = e.what();
+        stop = StopReason::kUnsupported;
+    }
+    return true;
+}
+
+std::optional<StopReason> Machine::on_fault(const GuestFault& first, RunResult& r) {
+    r.fault = first;
+    if (stop_on_exception_) {
+        if (cpu_.events.wants(EventKind::kException)) {
+            Event e;
+            e.kind = EventKind::kException;
+            e.vector = first.vector;
+            e.has_error_code = first.has_error_code;
+            e.error_code = first.error_code;
+            e.rip = cpu_.rip;
+            e.addr = first.fault_address;
+            cpu_.events.emit(e);
+        }
+        return StopReason::kException;
+    }
+    // Deliver, turning faults during delivery into #DF and a fault while
+    // delivering #DF into a triple fault (SDM Vol. 3, 6.15, Table 6-5; interrupt 8).
+    GuestFault f = first;
+    for (int depth = 0; depth < 4; ++depth) {
+        DeliveryRequest req{f.vector, EventSource::kException, f.has_error_code, f.error_code, cpu_.rip,
+                            f.fault_address};
+        try {
+            deliver(cpu_, req);
+            return std::nullopt;
+        } catch (const GuestFault& next) {
+            r.fault = next;
+            if (f.vector == vec::DF) return StopReason::kTripleFault;
+            if (is_double_fault(f.vector, next.vector)) f = GuestFault{vec::DF, true, 0, 0};
+            else f = next;  // benign combination: the second exception is handled serially
+        } catch (const UnsupportedFeature& e) {
+            r.message = e.what();
+            return StopReason::kUnsupported;
+        }
+    }
+    return StopReason::kTripleFault;
 }
 
 std::optional<StopReason> Machine::exec_block(Block* b, u64 end, RunResult& r) {
@@ -83,13 +224,14 @@ std::optional<StopReason> Machine::exec_block(Block* b, u64 end, RunResult& r) {
     const bool per_insn = cpu_.events.wants(EventKind::kInsnRetired) || cpu_.retired + b->count > end;
     try {
         if (!per_insn) {
-            // Fast loop: no per-instruction work besides the handler call.
+            // Fast loop: RIP is set to the next instruction before each handler
+            // (branch handlers overwrite it); nothing else per instruction.
             for (;;) {
+                cpu_.rip = in->next;
                 in->fn(cpu_, *in);
                 if (__builtin_expect(cpu_.pending != 0, 0) || in == last) break;
                 ++in;
             }
-            if (!in->ends_block) cpu_.rip = in->next;
             cpu_.retired += u64(in - first) + 1;
             return std::nullopt;
         }
@@ -99,8 +241,8 @@ std::optional<StopReason> Machine::exec_block(Block* b, u64 end, RunResult& r) {
                 cpu_.rip = in->addr();
                 return StopReason::kInstructionLimit;
             }
+            cpu_.rip = in->next;
             in->fn(cpu_, *in);
-            if (!in->ends_block) cpu_.rip = in->next;
             ++cpu_.retired;
             if (cpu_.events.wants(EventKind::kInsnRetired)) {
                 Event e;
@@ -116,6 +258,11 @@ std::optional<StopReason> Machine::exec_block(Block* b, u64 end, RunResult& r) {
         if (!per_insn) cpu_.retired += u64(in - first);
         cpu_.rip = in->addr();
         return on_fault(f, r);
+    } catch (const UnsupportedFeature& e) {
+        if (!per_insn) cpu_.retired += u64(in - first);
+        cpu_.rip = in->addr();
+        r.message = e.what();
+        return StopReason::kUnsupported;
     }
 }
 
@@ -134,9 +281,30 @@ RunResult Machine::run(const RunLimits& limits) {
         if (cpu_.pending) {
             const u32 p = __atomic_exchange_n(&cpu_.pending, 0u, __ATOMIC_RELAXED);
             cache_.collect_garbage();
-            if (p & kPendingModeChange) cpu_.mmu.flush_tlb();
+            if (p & kPendingPagingChange) {
+                cpu_.mmu.flush_tlb();
+                cache_.flush();
+                cpu_.pending &= ~kPendingCodeWrite;
+            }
+            if (p & kPendingShadow) cpu_.shadow_at = cpu_.retired;
             if (p & kPendingStop) return finish(StopReason::kHostRequest);
-            if (p & kPendingHalt) return finish(StopReason::kHalt);
+            if (p & kPendingHalt) {
+                // HLT: wait for an interrupt (SDM Vol. 2, HLT); skip ahead to the next timer.
+                for (;;) {
+                    fire_due_events();
+                    if (interrupt_possible()) break;
+                    if (timers_.empty()) return finish(StopReason::kHalt);
+                    idle_ = timers_.begin()->first - cpu_.retired;
+                }
+            }
+        }
+        if (!timers_.empty() && timers_.begin()->first <= now()) fire_due_events();
+        if ((nmi_pending_ || !intr_.empty()) && interrupt_possible()) {
+            std::optional<StopReason> stop;
+            if (accept_interrupt(r, stop)) {
+                if (stop) return finish(*stop);
+                continue;
+            }
         }
         if (cpu_.retired >= end) return finish(StopReason::kInstructionLimit);
         Block* b;
@@ -148,7 +316,14 @@ RunResult Machine::run(const RunLimits& limits) {
         }
         if (b->stop_here && !first) return finish(StopReason::kStopAddress);
         first = false;
-        if (auto why = exec_block(b, end, r)) return finish(*why);
+        // An interrupt held by a shadow waits for exactly one more instruction.
+        const bool shadowed = in_shadow() && interrupt_possible();
+        u64 block_end = shadowed ? cpu_.retired + 1 : end;
+        if (!timers_.empty()) block_end = std::min(block_end, std::max(timers_.begin()->first - idle_, cpu_.retired + 1));
+        block_end = std::min(block_end, end);
+        if (auto why = exec_block(b, block_end, r)) {
+            if (*why != StopReason::kInstructionLimit || cpu_.retired >= end) return finish(*why);
+        }
     }
 }
 

@@ -1,25 +1,34 @@
-// The machine: RAM, buses, one core, its decode cache, and the run loop.
+// The machine: RAM, buses, one core, its decode cache, interrupt lines, and the run loop.
 #pragma once
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
+#include <string>
 #include <unordered_set>
 
 #include "sim/bus.h"
 #include "sim/cpu.h"
+#include "sim/cpu_profile.h"
 #include "sim/decode_cache.h"
+#include "sim/delivery.h"
 #include "sim/fault.h"
 
 namespace pmusim {
 
 struct MachineConfig {
-    u64 memory_bytes = 64ull << 20;  ///< guest RAM size in bytes
+    u64 memory_bytes = 64ull << 20;             ///< guest RAM size in bytes
+    const CpuProfile* profile = nullptr;        ///< nullptr: generic_intel_profile()
 };
 
 enum class StopReason : u8 {
     kInstructionLimit,  ///< RunLimits::max_instructions retired
-    kHalt,              ///< HLT executed (no interrupt delivery modelled yet)
+    kHalt,              ///< HLT with no interrupt that could wake the core
     kStopAddress,       ///< execution reached a stop address
-    kException,         ///< an exception was raised and cannot be delivered
+    kException,         ///< an exception was raised while exceptions stop the run (set_stop_on_exception)
+    kTripleFault,       ///< an exception while delivering #DF: the processor shuts down
+    kUnsupported,       ///< the guest used a feature pmusim does not model (RunResult::message)
     kHostRequest,       ///< request_stop() was called
 };
 const char* stop_reason_name(StopReason r);
@@ -32,15 +41,12 @@ struct RunResult {
     StopReason reason = StopReason::kInstructionLimit;
     u64 instructions = 0;              ///< retired in this run
     u64 rip = 0;                       ///< RIP at the stop
-    std::optional<GuestFault> fault;   ///< for kException
+    std::optional<GuestFault> fault;   ///< for kException and kTripleFault: the last exception
+    std::string message;               ///< for kUnsupported
 };
 
 /// Owns the guest: physical memory, the memory and port buses, the core and its
-/// decode cache; runs guest code.
-///
-/// Until the system architecture lands, the core runs with flat segments at CPL 0
-/// and raised exceptions stop the run (StopReason::kException) with RIP at the
-/// faulting instruction.
+/// decode cache, and the interrupt lines; runs guest code.
 class Machine {
 public:
     explicit Machine(const MachineConfig& cfg = {});
@@ -58,12 +64,39 @@ public:
     /// Reads `n` bytes of physical memory into `out` (host side).
     void peek(u64 pa, void* out, size_t n);
 
-    /// Flat segments with base 0 at CPL 0 and code of `bits` width: 64 means IA-32e
-    /// 64-bit mode, 32 and 16 protected-mode segments with D=1/D=0 (B likewise).
+    /// Processor state after RESET (SDM Vol. 3, 9.1.1, Table 9-1): real mode,
+    /// CS:IP = F000:FFF0 with CS base FFFF0000, DR6/DR7 as the debug model sets them.
+    void reset();
+
+    /// reset(), then start in real mode at `cs`:`ip` (as a boot loader hands over
+    /// to a boot sector at 0000:7C00).
+    void start_real_mode(u16 cs, u16 ip);
+
+    /// Flat segments with base 0 at CPL 0 and code of `bits` width, for running
+    /// code without system setup: 16 and 32 select protected mode with D=0/D=1
+    /// segments and paging off; 64 selects IA-32e 64-bit mode with identity-mapping
+    /// page tables (2 MiB pages, the first 4 GiB) in the top 24 KiB of RAM.
+    /// Exceptions stop the run (set_stop_on_exception(true)) since there is no IDT.
     void set_flat_mode(CodeBits bits);
+
+    /// When true, an exception stops the run (StopReason::kException) with RIP at
+    /// the faulting instruction instead of being delivered through the IDT.
+    void set_stop_on_exception(bool on) { stop_on_exception_ = on; }
 
     /// Stops a run when RIP reaches one of `rips` (after at least one instruction).
     void set_stop_addresses(std::unordered_set<u64> rips) { cache_.set_stop_addresses(std::move(rips)); }
+
+    /// Raises the INTR line with `vector` (a maskable external interrupt) until the
+    /// core accepts it at an instruction boundary with RFLAGS.IF = 1 and no
+    /// interrupt shadow (SDM Vol. 3, 6.8.1). Higher vectors are accepted first.
+    void raise_interrupt(u8 vector);
+    /// Raises NMI (vector 2): accepted at the next boundary unless an NMI handler
+    /// runs (blocked until IRET) or in a MOV SS shadow (SDM Vol. 3, 6.7.1, 6.8.3).
+    void raise_nmi();
+    /// Calls `fn` when `after` more instructions have retired (or, in HLT, when
+    /// that much time has passed: the halted core skips ahead to it). Time is counted
+    /// in instructions until the timing model exists.
+    void schedule(u64 after, std::function<void()> fn);
 
     /// Runs until a stop condition. Safe to call repeatedly.
     RunResult run(const RunLimits& limits = {});
@@ -72,16 +105,30 @@ public:
     /// Asks a running run() to stop at the next instruction boundary (any thread).
     void request_stop() { __atomic_or_fetch(&cpu_.pending, kPendingStop, __ATOMIC_RELAXED); }
 
+    /// Current time in instructions plus halted time.
+    u64 now() const { return cpu_.retired + idle_; }
+
 private:
-    /// Executes block `b`; returns a stop if one happened.
     std::optional<StopReason> exec_block(Block* b, u64 end, RunResult& r);
+    /// Handles an exception raised by the current instruction (RIP at it).
     std::optional<StopReason> on_fault(const GuestFault& f, RunResult& r);
+    /// Delivers pending NMI/INTR if possible; returns true if one was delivered.
+    bool accept_interrupt(RunResult& r, std::optional<StopReason>& stop);
+    bool interrupt_possible() const;
+    bool in_shadow() const { return cpu_.retired == cpu_.shadow_at; }
+    void fire_due_events();
+    void build_identity_page_tables();
 
     PhysicalMemory ram_;
     MemoryBus bus_;
     PortBus ports_;
     Cpu cpu_;
     DecodeCache cache_;
+    bool stop_on_exception_ = false;
+    std::set<u8> intr_;          ///< raised INTR vectors
+    bool nmi_pending_ = false;
+    u64 idle_ = 0;               ///< time spent halted
+    std::multimap<u64, std::function<void()>> timers_;
 };
 
 }  // namespace pmusim

@@ -2,29 +2,37 @@
 #pragma once
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "sim/bus.h"
 #include "sim/events.h"
+#include "sim/fault.h"
+#include "sim/paging.h"
 
 namespace pmusim {
+
+struct Cpu;
 
 /// Translates linear addresses and performs guest data accesses.
 ///
 /// The fast path is an inline direct-mapped TLB lookup that yields a host
-/// pointer for pages of plain RAM. Everything else (first touch, page-crossing
-/// accesses, MMIO, non-canonical addresses, pages holding decoded code, and all
-/// accesses while kMemAccess events are observed) takes the out-of-line slow path.
+/// pointer for pages of plain RAM. There are two TLB sets, one for user-mode
+/// (CPL 3) and one for supervisor accesses, so a privilege change only switches
+/// sets. Everything else (first touch, page-crossing accesses, MMIO, non-canonical
+/// addresses, pages holding decoded code, and all accesses while kMemAccess events
+/// are observed) takes the out-of-line slow path, which walks the page tables when
+/// CR0.PG = 1 (sim/paging.h).
 ///
 /// Pages holding decoded instructions are never writable through the TLB, so the
 /// slow path sees every write to them and reports it through `on_code_write`
 /// (the decode cache invalidates those blocks: self-modifying code is seen by
 /// the very next instruction, as on current Intel processors, SDM Vol. 3, 11.6).
-///
-/// Paging is not modelled yet: linear == physical (truncated to the bus width).
 class Mmu {
 public:
     Mmu(MemoryBus& bus, EventBus& events);
+    /// Connects the MMU to the control registers it translates with.
+    void attach(const Cpu* cpu) { cpu_ = cpu; }
 
     /// Reads a T (1, 2, 4 or 8 bytes) at linear address `lin`. May throw GuestFault.
     template <class T>
@@ -48,21 +56,58 @@ public:
         write_slow(lin, sizeof(T), u64(v));
     }
 
-    /// Reads up to `max` instruction bytes at `lin` for the decoder; returns how
-    /// many could be read (fewer at a page that cannot be fetched). `pfns` receives
-    /// the physical page of the first and, if reached, the second page.
-    unsigned fetch(u64 lin, u8* buf, unsigned max, u64 pfns[2]);
+    /// Implicit supervisor accesses (descriptor tables, IDT, TSS; SDM Vol. 3, 4.6):
+    /// translated with supervisor rights whatever the CPL.
+    template <class T>
+    T read_system(u64 lin) {
+        Privilege p(*this, false);
+        return read<T>(lin);
+    }
+    template <class T>
+    void write_system(u64 lin, T v) {
+        Privilege p(*this, false);
+        write<T>(lin, v);
+    }
+    /// Accesses with explicit user/supervisor rights (stack pushes at a new privilege level).
+    template <class T>
+    void write_as(bool user, u64 lin, T v) {
+        Privilege p(*this, user);
+        write<T>(lin, v);
+    }
+    template <class T>
+    T read_as(bool user, u64 lin) {
+        Privilege p(*this, user);
+        return read<T>(lin);
+    }
 
-    /// IA-32e mode on: addresses must be canonical (48-bit), else #GP(0) (SDM Vol. 1, 3.3.7.1).
+    /// Reads up to `max` instruction bytes at `lin` for the decoder; returns how
+    /// many could be fetched. If fewer than `max`, `fetch_fault()` holds the fault
+    /// the first unfetchable byte raises (#PF or #GP). `pfns` receives the physical
+    /// page of the first and, if reached, the second page.
+    unsigned fetch(u64 lin, u8* buf, unsigned max, u64 pfns[2]);
+    const std::optional<GuestFault>& fetch_fault() const { return fetch_fault_; }
+
+    /// Linear -> physical for an access of kind `acc` at the current privilege
+    /// (throws #PF). Identity when paging is off.
+    u64 translate(u64 lin, Access acc);
+
+    /// IA-32e 64-bit mode on: addresses must be canonical (48-bit), else #GP(0) (SDM Vol. 1, 3.3.7.1).
     void set_long_mode(bool on) { long_mode_ = on; }
+    /// Selects the TLB set for user-mode (CPL 3) or supervisor accesses.
+    void set_user(bool user) {
+        user_ = user;
+        tlb_ = tlbs_[user ? 1 : 0];
+    }
 
     /// Marks physical page `pfn` as holding decoded code (writes then go slow and notify).
     void mark_code_page(u64 pfn);
     /// Called with the physical page number when a code page is written.
     std::function<void(u64 pfn)> on_code_write;
 
-    /// Drops every cached translation.
+    /// Drops every cached translation (MOV CR3, paging mode changes).
     void flush_tlb();
+    /// Drops the translations of one linear page (INVLPG).
+    void flush_page(u64 lin);
     /// Re-reads the event mask (kMemAccess observation disables the fast path).
     void refresh_observation();
 
@@ -73,21 +118,31 @@ private:
         const u8* read_host = nullptr;
         u8* write_host = nullptr;
     };
+    /// Temporarily switches the privilege used for translation.
+    struct Privilege {
+        Mmu& m;
+        bool saved;
+        Privilege(Mmu& mm, bool user) : m(mm), saved(mm.user_) { m.set_user(user); }
+        ~Privilege() { m.set_user(saved); }
+    };
 
     u64 read_slow(u64 lin, unsigned size);
     void write_slow(u64 lin, unsigned size, u64 value);
-    /// Linear -> physical. The single place paging will hook in.
-    u64 translate(u64 lin);
     void check_canonical(u64 lin) const;
-    void fill(u64 lin, bool for_write);
+    void fill(u64 lin, u64 pa, bool writable);
     bool is_code_page(u64 pfn) const { return pfn < code_pages_.size() && code_pages_[pfn]; }
+    void emit(u64 lin, unsigned size, bool write, u64 value);
 
     MemoryBus& bus_;
     EventBus& events_;
+    const Cpu* cpu_ = nullptr;
     bool long_mode_ = false;
+    bool user_ = false;
     bool observe_ = false;
     std::vector<u8> code_pages_;
-    TlbEntry tlb_[kTlbEntries];
+    std::optional<GuestFault> fetch_fault_;
+    TlbEntry tlbs_[2][kTlbEntries];
+    TlbEntry* tlb_ = tlbs_[0];
 };
 
 }  // namespace pmusim

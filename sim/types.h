@@ -27,6 +27,9 @@ enum Gpr : u8 {
 /// kNoSeg selects a pseudo segment with base 0 (used by LEA-like address calculations).
 enum SegReg : u8 { ES, CS, SS, DS, FS, GS, kNoSeg = 6, kSegSlots = 7 };
 
+/// Masks for 2-, 4- and 8-byte address or operand widths, indexed by the width in bytes.
+inline constexpr u64 kAddrMask[9] = {0, 0, 0xFFFF, 0, 0xFFFFFFFF, 0, 0, 0, ~0ull};
+
 /// Width of the code segment, which selects the decoder mode and default sizes.
 enum class CodeBits : u8 { k16 = 16, k32 = 32, k64 = 64 };
 

@@ -1,5 +1,7 @@
 #include "tests/support/asm_harness.h"
 
+#include "sim/nasm.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -11,25 +13,12 @@
 namespace pmusim::test {
 
 std::vector<u8> assemble(int bits, const std::string& source, u64 org) {
-    char dir[] = "/tmp/pmusim-asm-XXXXXX";
-    if (!mkdtemp(dir)) throw std::runtime_error("mkdtemp failed");
-    const std::string d = dir, src = d + "/t.asm", bin = d + "/t.bin", log = d + "/t.log";
-    {
-        std::ofstream f(src);
-        f << "bits " << bits << "\norg " << org << "\n" << source << "\n";
+    const std::string full = "bits " + std::to_string(bits) + "\norg " + std::to_string(org) + "\n" + source;
+    try {
+        return assemble_nasm(full, "test.asm").bytes;
+    } catch (const NasmError& e) {
+        throw std::runtime_error(std::string("nasm failed:\n") + e.what());
     }
-    const std::string cmd = "nasm -f bin -o " + bin + " " + src + " 2> " + log;
-    const int rc = std::system(cmd.c_str());
-    std::ifstream lf(log);
-    std::string msgs((std::istreambuf_iterator<char>(lf)), {});
-    std::ifstream bf(bin, std::ios::binary);
-    std::vector<u8> out((std::istreambuf_iterator<char>(bf)), {});
-    std::remove(src.c_str());
-    std::remove(bin.c_str());
-    std::remove(log.c_str());
-    rmdir(dir);
-    if (rc != 0) throw std::runtime_error("nasm failed:\n" + msgs);
-    return out;
 }
 
 std::unique_ptr<Machine> machine_with(int bits, const std::string& source) {
