@@ -1,5 +1,7 @@
 // Guest instructions per second of the bare core (no model subscribed).
 // Usage: bench_core [seconds-per-workload]   (default 2)
+//        bench_core --count N                 run exactly N guest instructions per workload
+//                                             (for instruction-count profiling, e.g. callgrind)
 // Two workloads, both 64-bit code assembled here as raw bytes so the benchmark
 // does not need NASM:
 //   alu   - ALU + load/store + call/ret loop (a taken branch every ~7 instructions)
@@ -7,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "sim/machine.h"
@@ -54,13 +57,17 @@ const Workload kBranch{"branch-heavy",
                         0x75, 0xEF,                    // jnz top
                         0xF4}};                        // hlt
 
-double measure(const Workload& w, double seconds) {
-    Machine m;
+void prepare(Machine& m, const Workload& w) {
     m.load(0x1000, w.code.data(), w.code.size());
     m.set_flat_mode(CodeBits::k64);
     m.cpu().rip = 0x1000;
     m.cpu().gpr[RSP] = 0x80000;
     m.cpu().gpr[RDI] = 0x20000;
+}
+
+double measure(const Workload& w, double seconds) {
+    Machine m;
+    prepare(m, w);
     m.run(RunLimits{1'000'000});  // warm the decode cache
     u64 total = 0;
     const auto t0 = std::chrono::steady_clock::now();
@@ -75,6 +82,15 @@ double measure(const Workload& w, double seconds) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc > 2 && std::string(argv[1]) == "--count") {
+        const u64 n = std::strtoull(argv[2], nullptr, 10);
+        for (const Workload* w : {&kAlu, &kBranch}) {
+            Machine m;
+            prepare(m, *w);
+            std::printf("%-24s %llu instructions\n", w->name, (unsigned long long)m.run(RunLimits{n}).instructions);
+        }
+        return 0;
+    }
     const double seconds = argc > 1 ? std::atof(argv[1]) : 2.0;
     for (const Workload* w : {&kAlu, &kBranch})
         std::printf("%-24s %8.1f MIPS\n", w->name, measure(*w, seconds));

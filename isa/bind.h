@@ -95,7 +95,7 @@ Handler form_handler(Form f) {
 
 /// Reads the destination operand a of form F (memory address returned in `addr`).
 template <class T, Form F>
-inline T load_a(Cpu& c, const Insn& i, u64& addr) {
+inline T load_a(Cpu& c, const Insn& i, SegAddr& addr) {
     if constexpr (F == Form::kMR || F == Form::kMI) {
         addr = linear(c, i);
         return c.mmu.read<T>(addr);
@@ -112,7 +112,7 @@ inline T load_b(Cpu& c, const Insn& i) {
 }
 /// Writes the destination operand a of form F.
 template <class T, Form F>
-inline void store_a(Cpu& c, const Insn& i, u64 addr, T v) {
+inline void store_a(Cpu& c, const Insn& i, const SegAddr& addr, T v) {
     if constexpr (F == Form::kMR || F == Form::kMI) c.mmu.write<T>(addr, v);
     else reg_set<T>(c, i.ra, v);
 }

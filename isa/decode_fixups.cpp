@@ -31,6 +31,23 @@ bool decode_fixup(const u8* bytes, size_t n, CodeBits mode, DecodedInsn& out, De
         status = DecodeStatus::kOk;
         return true;
     }
+    // 0F 18..0F 1F with a register operand: the hint-NOP space (SDM Vol. 2, NOP and
+    // Table A-3, "reserved-NOP"); Intel processors execute these as NOPs, Capstone 4
+    // rejects most of them. ENDBR32/ENDBR64 (F3 0F 1E FB/FA) keep their names.
+    if (op[0] == 0x0F && op[1] >= 0x18 && op[1] <= 0x1F && (op[2] >> 6) == 3 &&
+        !(p.rep && op[1] == 0x1E && (op[2] == 0xFA || op[2] == 0xFB))) {
+        if (n < size_t(p.count) + 3) {
+            status = DecodeStatus::kTruncated;
+            return true;
+        }
+        out.op = Op::NOP;
+        out.length = u8(p.count + 3);
+        out.nops = 0;
+        out.modrm_reg = (op[2] >> 3) & 7;
+        out.text = "nop";
+        status = DecodeStatus::kOk;
+        return true;
+    }
     (void)bytes;
     return false;
 }

@@ -8,6 +8,7 @@ namespace pmusim {
 /// is one of the sequences Capstone 4 misdecodes, fills `out`, sets `status` and
 /// returns true. Cases (each has a test in tests/test_decoder.cpp):
 ///  - F3 0F C7 /7 with mod=3: RDPID r32/r64 (Capstone 4: RDSEED). SDM Vol. 2, RDPID.
+///  - 0F 18..0F 1F with mod=3: hint NOPs (Capstone 4: invalid). SDM Vol. 2, NOP.
 bool decode_fixup(const u8* bytes, size_t n, CodeBits mode, DecodedInsn& out, DecodeStatus& status);
 
 /// True for near-branch opcodes whose operand size Intel fixes at 64 bits in

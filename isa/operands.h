@@ -28,11 +28,13 @@ inline void reg_set(Cpu& c, u16 off, T v) {
 inline u64 effective_address(const Cpu& c, const Insn& i) {
     return (c.gpr[i.base] + (c.gpr[i.index] << i.scale) + u64(i.disp)) & kAddrMask[i.asize];
 }
-/// Linear address of the memory operand (SDM Vol. 3, 3.4: segment base + offset).
-inline u64 linear(const Cpu& c, const Insn& i) {
-    return (c.seg_base[i.seg] + effective_address(c, i)) & c.lin_mask;
+/// Address `offset` in segment `seg` (SDM Vol. 3, 3.4: linear = segment base + offset),
+/// marked for limit and type checks when the segment is not flat (Cpu::seg_check_mask).
+inline SegAddr linear(const Cpu& c, u8 seg, u64 offset) {
+    return SegAddr{(c.seg_base[seg] + offset) & c.lin_mask, offset, seg, bool((c.seg_check_mask >> seg) & 1)};
 }
-inline u64 linear(const Cpu& c, u8 seg, u64 offset) { return (c.seg_base[seg] + offset) & c.lin_mask; }
+/// Address of the instruction's memory operand.
+inline SegAddr linear(const Cpu& c, const Insn& i) { return linear(c, i.seg, effective_address(c, i)); }
 
 /// Stack access (SDM Vol. 1, 6.2): SS-relative, stack pointer of Cpu::stack_bytes width.
 template <class T>

@@ -50,7 +50,7 @@ struct Binary {
     template <class T, Form F>
     struct H {
         static void run(Cpu& c, const Insn& i) {
-            u64 addr = 0;
+            SegAddr addr{};
             const T a = load_a<T, F>(c, i, addr);
             const T b = load_b<T, F>(c, i);
             const T r = OpT::template apply<T>(c, a, b);
@@ -86,7 +86,7 @@ struct Unary {
     template <class T, bool Mem>
     static void run(Cpu& c, const Insn& i) {
         if constexpr (Mem) {
-            const u64 addr = linear(c, i);
+            const SegAddr addr = linear(c, i);
             c.mmu.write<T>(addr, OpT::template apply<T>(c, c.mmu.read<T>(addr)));
         } else {
             reg_set<T>(c, i.ra, OpT::template apply<T>(c, reg_get<T>(c, i.ra)));

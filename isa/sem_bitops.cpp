@@ -1,5 +1,7 @@
 // Bit instructions: BT BTS BTR BTC BSF BSR TZCNT LZCNT POPCNT. SDM Vol. 2.
-// Undefined flags are left unchanged (docs/semantics/integer.md).
+// Undefined flags as an Intel Xeon sets them (observed, docs/semantics/integer.md):
+// BT* leave OF SF AF PF unchanged; BSF/BSR clear OF SF AF CF and set PF from the
+// bit index (1 for a zero source); TZCNT/LZCNT clear OF SF AF PF.
 #include "isa/bind.h"
 
 namespace pmusim {
@@ -41,7 +43,7 @@ void h_bt_mem(Cpu& c, const Insn& i) {
         ea = (ea + u64((off >> __builtin_ctz(w)) * i64(sizeof(T)))) & kAddrMask[i.asize];
         bit = unsigned(off) & (w - 1);
     }
-    const u64 addr = linear(c, i.seg, ea);
+    const SegAddr addr = linear(c, i.seg, ea);
     const T r = bt_apply<T, B>(c, c.mmu.read<T>(addr), bit);
     if constexpr (B != Bt::kTest) c.mmu.write<T>(addr, r);
 }
@@ -69,18 +71,19 @@ enum class Scan : u8 { kBsf, kBsr, kTzcnt, kLzcnt, kPopcnt };
 /// BSF/BSR: ZF = (src == 0); a zero source leaves the destination unchanged (the
 /// SDM says undefined; Intel and AMD processors keep it, and pmusim does, all 64 bits).
 /// TZCNT/LZCNT: CF = (src == 0), ZF = (result == 0). POPCNT: ZF = (src == 0), CF OF
-/// SF AF PF cleared.
+/// SF AF PF cleared. Undefined flags: see the file comment.
 template <class T, Scan S, bool Mem>
 void h_scan(Cpu& c, const Insn& i) {
     constexpr unsigned w = sizeof(T) * 8;
     const T s = Mem ? c.mmu.read<T>(linear(c, i)) : reg_get<T>(c, i.rb);
     const u64 v = u64(s);
     if constexpr (S == Scan::kBsf || S == Scan::kBsr) {
-        c.lf.set_some(kZF, s ? 0 : kZF);
-        if (s) reg_set<T>(c, i.ra, T(S == Scan::kBsf ? __builtin_ctzll(v) : 63 - __builtin_clzll(v)));
+        const unsigned idx = s ? unsigned(S == Scan::kBsf ? __builtin_ctzll(v) : 63 - __builtin_clzll(v)) : 0;
+        c.lf.set((s ? 0 : kZF) | (__builtin_parity(idx) ? 0 : kPF));
+        if (s) reg_set<T>(c, i.ra, T(idx));
     } else if constexpr (S == Scan::kTzcnt || S == Scan::kLzcnt) {
         const T r = s == 0 ? T(w) : T(S == Scan::kTzcnt ? __builtin_ctzll(v) : __builtin_clzll(v) - (64 - w));
-        c.lf.set_some(kCF | kZF, (s == 0 ? kCF : 0) | (r == 0 ? kZF : 0));
+        c.lf.set((s == 0 ? kCF : 0) | (r == 0 ? kZF : 0));
         reg_set<T>(c, i.ra, r);
     } else {
         c.lf.set(s ? 0 : kZF);

@@ -10,7 +10,7 @@ namespace {
 template <class T, Form F>
 struct Mov {
     static void run(Cpu& c, const Insn& i) {
-        u64 addr = 0;
+        SegAddr addr{};
         if constexpr (F == Form::kMR || F == Form::kMI) addr = linear(c, i);
         store_a<T, F>(c, i, addr, load_b<T, F>(c, i));
     }
@@ -116,7 +116,7 @@ bool bind_lea(const DecodedInsn& d, Insn& out) {
 template <class T, bool Mem>
 void h_xchg(Cpu& c, const Insn& i) {
     if constexpr (Mem) {
-        const u64 addr = linear(c, i);
+        const SegAddr addr = linear(c, i);
         const T m = c.mmu.read<T>(addr);
         c.mmu.write<T>(addr, reg_get<T>(c, i.rb));
         reg_set<T>(c, i.rb, m);
@@ -156,7 +156,7 @@ template <class T, bool Mem>
 void h_xadd(Cpu& c, const Insn& i) {
     const T s = reg_get<T>(c, i.rb);
     if constexpr (Mem) {
-        const u64 addr = linear(c, i);
+        const SegAddr addr = linear(c, i);
         const T dst = c.mmu.read<T>(addr);
         const T r = T(dst + s);
         c.mmu.write<T>(addr, r);
@@ -180,7 +180,7 @@ template <class T, bool Mem>
 void h_cmpxchg(Cpu& c, const Insn& i) {
     const T acc = reg_get<T>(c, 0);
     const T s = reg_get<T>(c, i.rb);
-    u64 addr = 0;
+    SegAddr addr{};
     T dst;
     if constexpr (Mem) {
         addr = linear(c, i);
@@ -224,8 +224,8 @@ bool bind_cmpxchg(const DecodedInsn& d, Insn& out) { return bind_xadd_cmpxchg(d,
 template <class H>
 void h_cmpxchg_wide(Cpu& c, const Insn& i) {
     constexpr u64 kHalf = sizeof(H);
-    const u64 addr = linear(c, i);
-    if (kHalf == 8 && (addr & 15)) raise_fault(vec::GP, 0);
+    const SegAddr addr = linear(c, i);
+    if (kHalf == 8 && (addr.lin & 15)) raise_fault(vec::GP, 0);
     const H lo = c.mmu.read<H>(addr), hi = c.mmu.read<H>(addr + kHalf);
     const bool eq = lo == H(c.gpr[RAX]) && hi == H(c.gpr[RDX]);
     if (eq) {
@@ -285,6 +285,16 @@ void h_cbw(Cpu& c, const Insn&) {
 template <class T>
 void h_cwd(Cpu& c, const Insn&) {
     reg_set<T>(c, reg_off(RDX), T(std::make_signed_t<T>(reg_get<T>(c, 0)) < 0 ? ~T(0) : T(0)));
+}
+
+/// The width comes from the prefixes: Capstone 4 names 98/99 in 16-bit code CWDE/CDQ.
+template <bool Cbw>
+bool bind_by_opsize(const DecodedInsn& d, Insn& out) {
+    out.fn = pick_wide(d.opsize, [&](auto t) -> Handler {
+        using T = decltype(t);
+        return Cbw ? &h_cbw<T> : &h_cwd<T>;
+    });
+    return true;
 }
 
 /// LAHF/SAHF: AH <-> SF:ZF:0:AF:0:PF:1:CF (SDM Vol. 2).
@@ -350,12 +360,8 @@ void register_datamov(BinderTable& t) {
     t.add(Op::CMPXCHG16B, bind_cmpxchg8b);
     t.add(Op::BSWAP, bind_bswap);
     t.add(Op::XLATB, bind_xlat);
-    t.add(Op::CBW, bind_fixed<&h_cbw<u16>>);
-    t.add(Op::CWDE, bind_fixed<&h_cbw<u32>>);
-    t.add(Op::CDQE, bind_fixed<&h_cbw<u64>>);
-    t.add(Op::CWD, bind_fixed<&h_cwd<u16>>);
-    t.add(Op::CDQ, bind_fixed<&h_cwd<u32>>);
-    t.add(Op::CQO, bind_fixed<&h_cwd<u64>>);
+    for (Op op : {Op::CBW, Op::CWDE, Op::CDQE}) t.add(op, bind_by_opsize<true>);
+    for (Op op : {Op::CWD, Op::CDQ, Op::CQO}) t.add(op, bind_by_opsize<false>);
     t.add(Op::LAHF, bind_fixed<h_lahf>);
     t.add(Op::SAHF, bind_fixed<h_sahf>);
 #define CC(n) t.add(Op::CMOV##n, bind_cmov<k##n>); t.add(Op::SET##n, bind_setcc<k##n>);

@@ -17,8 +17,11 @@ struct NewStack {
     Cpu& c;
     bool user;
     u64 sp, mask, base;
+    const SegmentCache* ss = nullptr;  ///< legacy modes: the new stack segment, checked for room
+    u32 ss_error = 0;
     void push(unsigned width, u64 v) {
         sp = (sp - width) & mask;
+        if (ss) check_stack_room(*ss, sp, width, ss_error);  // SDM Vol. 2, CALL: #SS(SS selector)
         const u64 lin = (base + sp) & c.lin_mask;
         if (width == 2) c.mmu.write_as<u16>(user, lin, u16(v));
         else if (width == 4) c.mmu.write_as<u32>(user, lin, u32(v));
@@ -28,7 +31,7 @@ struct NewStack {
 
 /// Reads a value of `width` bytes from the current stack at offset `sp`.
 u64 stack_read(Cpu& c, u64 sp, unsigned width) {
-    const u64 lin = linear(c, SS, sp & kAddrMask[c.stack_bytes]);
+    const SegAddr lin = linear(c, SS, sp & kAddrMask[c.stack_bytes]);
     return width == 2 ? c.mmu.read<u16>(lin) : width == 4 ? c.mmu.read<u32>(lin) : c.mmu.read<u64>(lin);
 }
 
@@ -148,6 +151,8 @@ void far_transfer(Cpu& c, const Insn& i, u16 sel, u64 off, unsigned width, bool 
             ns.mask = (new_ss.attr & seg_attr::kDB) ? 0xFFFFFFFFull : 0xFFFF;
             ns.sp = esp & ns.mask;
             ns.base = new_ss.base;
+            ns.ss = &new_ss;
+            ns.ss_error = sel_error(ss_sel);
         }
         ns.push(gw, c.seg[SS].selector);
         ns.push(gw, c.gpr[RSP]);
@@ -184,7 +189,7 @@ void h_far(Cpu& c, const Insn& i) {
     u64 off;
     const unsigned w = i.osize;
     if constexpr (Mem) {
-        const u64 a = linear(c, i);
+        const SegAddr a = linear(c, i);
         off = w == 2 ? c.mmu.read<u16>(a) : w == 4 ? c.mmu.read<u32>(a) : c.mmu.read<u64>(a);
         sel = c.mmu.read<u16>(a + w);
     } else {

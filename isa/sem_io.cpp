@@ -69,7 +69,7 @@ void h_string_io(Cpu& c, const Insn& i) {
         const u64 step = c.df() ? u64(-i64(sizeof(T))) : sizeof(T);
         if constexpr (In) {
             const u64 di = c.gpr[RDI] & m;
-            const u64 lin = linear(c, ES, di);
+            const SegAddr lin = linear(c, ES, di);
             (void)c.mmu.read<T>(lin);  // the destination is checked before the port is read
             c.mmu.write<T>(lin, T(c.ports->read(port, sizeof(T))));
             set_index(c, RDI, di + step, as);

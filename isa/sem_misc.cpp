@@ -45,8 +45,9 @@ template <bool Sub>
 void h_ascii_adjust(Cpu& c, const Insn&) {
     u16 ax = u16(c.gpr[RAX]);
     const bool adjust = (ax & 0x0F) > 9 || c.lf.af();
-    if (adjust) ax = Sub ? u16((u16(ax - 6) & 0x00FF) | (u16((ax >> 8) - 1) << 8))
-                         : u16(ax + 0x106);
+    // AAA: AX = AX + 106H. AAS: AX = AX - 6, then AH = AH - 1 (the first step's borrow
+    // reaches AH too) (SDM Vol. 2, AAA/AAS Operation).
+    if (adjust) ax = Sub ? u16(u16(ax - 6) - 0x100) : u16(ax + 0x106);
     ax &= 0xFF0F;
     reg_set<u16>(c, 0, ax);
     c.lf.result_with<u8>(u8(ax), adjust, false, adjust);

@@ -1,6 +1,7 @@
 // MUL IMUL DIV IDIV. SDM Vol. 2 (instruction pages).
-// Undefined flags: after MUL/IMUL, SF ZF PF follow the low half of the result and
-// AF is cleared; DIV/IDIV leave all flags unchanged (docs/semantics/integer.md).
+// Undefined flags, as an Intel Xeon sets them (observed, docs/semantics/integer.md):
+// after MUL/IMUL, ZF = 0, SF = MSB of the low half, PF = parity of the low byte,
+// AF = 0; DIV/IDIV leave all six flags unchanged.
 #include "isa/bind.h"
 #include "sim/fault.h"
 
@@ -13,6 +14,13 @@ template <> struct Wide<u8> { using U = u16; using S = i16; };
 template <> struct Wide<u16> { using U = u32; using S = i32; };
 template <> struct Wide<u32> { using U = u64; using S = i64; };
 template <> struct Wide<u64> { using U = unsigned __int128; using S = __int128; };
+
+/// Flags after MUL/IMUL: CF = OF = `ovf`; the undefined ones as observed on Intel.
+template <class T>
+inline void mul_flags(Cpu& c, T lo, bool ovf) {
+    c.lf.set((ovf ? (kCF | kOF) : 0) | ((lo >> (sizeof(T) * 8 - 1)) & 1 ? kSF : 0) |
+             (__builtin_parity(u8(lo)) ? 0 : kPF));
+}
 
 template <class T, bool Mem>
 inline T source(Cpu& c, const Insn& i) {
@@ -44,7 +52,7 @@ void h_mul(Cpu& c, const Insn& i) {
     const U p = U(reg_get<T>(c, 0)) * U(source<T, Mem>(c, i));
     const T lo = T(p), hi = T(p >> (sizeof(T) * 8));
     store_pair<T>(c, lo, hi);
-    c.lf.result_with<T>(lo, hi != 0, hi != 0);
+    mul_flags<T>(c, lo, hi != 0);
 }
 
 /// One-operand IMUL: CF = OF = the product does not fit the low half as a signed value.
@@ -55,8 +63,7 @@ void h_imul1(Cpu& c, const Insn& i) {
     const S p = S(ST(reg_get<T>(c, 0))) * S(ST(source<T, Mem>(c, i)));
     const T lo = T(p), hi = T(p >> (sizeof(T) * 8));
     store_pair<T>(c, lo, hi);
-    const bool ovf = p != S(ST(lo));
-    c.lf.result_with<T>(lo, ovf, ovf);
+    mul_flags<T>(c, lo, p != S(ST(lo)));
 }
 
 /// Two- and three-operand IMUL: dst = src1 * src2 truncated; aux=1 means src2 = imm.
@@ -69,8 +76,7 @@ void h_imul_n(Cpu& c, const Insn& i) {
     const S p = S(ST(a)) * S(ST(b));
     const T lo = T(p);
     reg_set<T>(c, i.rb, lo);
-    const bool ovf = p != S(ST(lo));
-    c.lf.result_with<T>(lo, ovf, ovf);
+    mul_flags<T>(c, lo, p != S(ST(lo)));
 }
 
 /// DIV: #DE on a zero divisor or a quotient that does not fit (SDM Vol. 2, DIV).

@@ -62,7 +62,7 @@ bool bind_pop_sreg(const DecodedInsn& d, Insn& out) {
 /// LDS/LES/LFS/LGS/LSS r, m16:16/32/64: offset into r, selector into the segment.
 template <class T>
 void h_load_far_pointer(Cpu& c, const Insn& i) {
-    const u64 a = linear(c, i);
+    const SegAddr a = linear(c, i);
     const T off = c.mmu.read<T>(a);
     const u16 sel = c.mmu.read<u16>(a + sizeof(T));
     load_segment(c, i.aux, sel);

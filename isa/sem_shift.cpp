@@ -1,7 +1,9 @@
 // Shifts and rotates: SHL/SAL SHR SAR ROL ROR RCL RCR SHLD SHRD.
-// SDM Vol. 2 (instruction pages). Choices for flags the SDM leaves undefined
-// (OF for counts > 1, AF, CF for counts beyond the operand width) are listed in
-// docs/semantics/integer.md; they follow Bochs 2.7's model of Intel processors.
+// SDM Vol. 2 (instruction pages). Flags the SDM leaves undefined follow what an
+// Intel Xeon does (observed, docs/semantics/integer.md): OF for any count is the
+// SDM's 1-bit formula applied to the original operands, AF is cleared, CF is 0
+// for SHL/SHR counts beyond the width, and RCL/RCR with a count that is a
+// multiple of width+1 leave CF and OF unchanged.
 #include "isa/bind.h"
 
 namespace pmusim {
@@ -24,11 +26,11 @@ T shift(Cpu& c, T a, unsigned n) {
     if constexpr (S == Sh::kShl) {
         r = n < w ? T(a << n) : T(0);
         cf = n <= w ? ((a >> (w - n)) & 1) : false;
-        c.lf.result_with<T>(r, cf, msb(r) ^ cf);
+        c.lf.result_with<T>(r, cf, msb(a) ^ bit2(a));
     } else if constexpr (S == Sh::kShr) {
         r = n < w ? T(a >> n) : T(0);
         cf = n <= w ? ((a >> (n - 1)) & 1) : false;
-        c.lf.result_with<T>(r, cf, msb(r) ^ bit2(r));
+        c.lf.result_with<T>(r, cf, msb(a));
     } else if constexpr (S == Sh::kSar) {
         using ST = std::make_signed_t<T>;
         const unsigned k = n < w ? n : w - 1;
@@ -40,28 +42,25 @@ T shift(Cpu& c, T a, unsigned n) {
         const unsigned k = n % w;
         if constexpr (S == Sh::kRol) {
             r = k ? T((a << k) | (a >> (w - k))) : a;
-            cf = r & 1;
-            c.lf.set_cf_of(cf, msb(r) ^ cf);
+            c.lf.set_cf_of(r & 1, msb(a) ^ bit2(a));
         } else {
             r = k ? T((a >> k) | (a << (w - k))) : a;
-            cf = msb(r);
-            c.lf.set_cf_of(cf, msb(r) ^ bit2(r));
+            c.lf.set_cf_of(msb(r), (a & 1) ^ msb(a));
         }
     } else {
         // RCL/RCR rotate the (w+1)-bit value CF:a by count mod (w+1).
         using W = unsigned __int128;
         const unsigned k = n % (w + 1);
+        if (k == 0) return a;
         const W mask = (W(1) << (w + 1)) - 1;
-        const W v = (W(c.lf.cf()) << w) | W(a);
-        W x = v;
-        if (k) {
-            if constexpr (S == Sh::kRcl) x = ((v << k) | (v >> (w + 1 - k))) & mask;
-            else x = ((v >> k) | (v << (w + 1 - k))) & mask;
-        }
+        const bool cf_in = c.lf.cf();
+        const W v = (W(cf_in) << w) | W(a);
+        W x;
+        if constexpr (S == Sh::kRcl) x = ((v << k) | (v >> (w + 1 - k))) & mask;
+        else x = ((v >> k) | (v << (w + 1 - k))) & mask;
         r = T(x);
         cf = (x >> w) & 1;
-        if constexpr (S == Sh::kRcl) c.lf.set_cf_of(cf, msb(r) ^ cf);
-        else c.lf.set_cf_of(cf, msb(r) ^ bit2(r));
+        c.lf.set_cf_of(cf, S == Sh::kRcl ? (msb(a) ^ bit2(a)) : (msb(a) ^ cf_in));
     }
     return r;
 }
@@ -75,7 +74,7 @@ void h_shift(Cpu& c, const Insn& i) {
     const unsigned n = unsigned(i.aux ? c.gpr[RCX] : i.imm) & mask;
     if constexpr (Mem) {
         if (n == 0) return;
-        const u64 addr = linear(c, i);
+        const SegAddr addr = linear(c, i);
         c.mmu.write<T>(addr, shift<T, S>(c, c.mmu.read<T>(addr), n));
     } else {
         const T a = reg_get<T>(c, i.ra);
@@ -102,7 +101,8 @@ bool bind_shift(const DecodedInsn& d, Insn& out) {
 
 /// SHLD/SHRD dst, src, count (SDM Vol. 2). For 16-bit operands with a count above
 /// 16 the result is undefined; pmusim shifts the 48-bit value dst:src:dst, which
-/// matches the observed Intel result (docs/semantics/integer.md).
+/// matches the observed Intel result. OF is the 1-bit formula on the original
+/// operands for every count (observed; docs/semantics/integer.md).
 template <class T, bool Left>
 T double_shift(Cpu& c, T a, T b, unsigned n) {
     constexpr unsigned w = sizeof(T) * 8;
@@ -126,7 +126,7 @@ T double_shift(Cpu& c, T a, T b, unsigned n) {
             cf = (a >> (n - 1)) & 1;
         }
     }
-    c.lf.result_with<T>(r, cf, msb(r) ^ msb(a));
+    c.lf.result_with<T>(r, cf, Left ? (msb(a) ^ bit2(a)) : (bool(b & 1) ^ msb(a)));
     return r;
 }
 
@@ -137,7 +137,7 @@ void h_shxd(Cpu& c, const Insn& i) {
     const T b = reg_get<T>(c, i.rb);
     if constexpr (Mem) {
         if (n == 0) return;
-        const u64 addr = linear(c, i);
+        const SegAddr addr = linear(c, i);
         c.mmu.write<T>(addr, double_shift<T, Left>(c, c.mmu.read<T>(addr), b, n));
     } else {
         const T a = reg_get<T>(c, i.ra);

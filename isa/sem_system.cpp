@@ -69,13 +69,30 @@ void write_cr3(Cpu& c, u64 v) {
     paging_changed(c);
 }
 
-/// CR4 bits pmusim implements; setting any other bit raises #GP(0).
-constexpr u64 kCr4Supported = cr4::kVME | cr4::kPVI | cr4::kTSD | cr4::kDE | cr4::kPSE | cr4::kPAE |
-                              cr4::kMCE | cr4::kPGE | cr4::kPCE | cr4::kOSFXSR | cr4::kOSXMMEXCPT |
-                              cr4::kFSGSBASE | cr4::kSMEP;
+/// CR4 bits the profile's CPUID enumerates (SDM Vol. 3, 2.5: setting a bit for an
+/// unsupported feature raises #GP(0)). Bits pmusim does not implement at all
+/// (OSXSAVE, PCIDE, LA57, SMAP, ...) are never allowed.
+u64 cr4_allowed(const Cpu& c) {
+    const CpuidLeaf l1 = c.profile->query(1, 0);
+    const u32 max = c.profile->query(0, 0).eax;
+    const CpuidLeaf l7 = max >= 7 ? c.profile->query(7, 0) : CpuidLeaf{};
+    u64 ok = cr4::kTSD | cr4::kPCE;
+    if (l1.edx & (1u << 1)) ok |= cr4::kVME | cr4::kPVI;
+    if (l1.edx & (1u << 2)) ok |= cr4::kDE;
+    if (l1.edx & (1u << 3)) ok |= cr4::kPSE;
+    if (l1.edx & (1u << 6)) ok |= cr4::kPAE;
+    if (l1.edx & (1u << 7)) ok |= cr4::kMCE;
+    if (l1.edx & (1u << 13)) ok |= cr4::kPGE;
+    if (l1.edx & (1u << 24)) ok |= cr4::kOSFXSR;
+    if (l1.edx & (1u << 25)) ok |= cr4::kOSXMMEXCPT;
+    if (l7.ebx & (1u << 0)) ok |= cr4::kFSGSBASE;
+    if (l7.ebx & (1u << 7)) ok |= cr4::kSMEP;
+    if (l7.ecx & (1u << 2)) ok |= cr4::kUMIP;
+    return ok;
+}
 
 void write_cr4(Cpu& c, u64 v) {
-    if (v & ~kCr4Supported) raise_fault(vec::GP, 0);
+    if (v & ~cr4_allowed(c)) raise_fault(vec::GP, 0);
     if (c.long_mode() && !(v & cr4::kPAE)) raise_fault(vec::GP, 0);  // SDM Vol. 2, MOV CR
     const u64 old = c.cr4;
     c.cr4 = v;
@@ -174,7 +191,7 @@ bool bind_mov_dr(const DecodedInsn& d, Insn& out) {
 template <bool Idt>
 void h_lgdt(Cpu& c, const Insn& i) {
     require_cpl0(c);
-    const u64 a = linear(c, i);
+    const SegAddr a = linear(c, i);
     const u16 limit = c.mmu.read<u16>(a);
     u64 base;
     if (c.in_64bit_mode()) {
@@ -195,7 +212,7 @@ template <bool Idt>
 void h_sgdt(Cpu& c, const Insn& i) {
     if ((c.cr4 & cr4::kUMIP) && c.cpl > 0) raise_fault(vec::GP, 0);
     const TableRegister& t = Idt ? c.idtr : c.gdtr;
-    const u64 a = linear(c, i);
+    const SegAddr a = linear(c, i);
     c.mmu.write<u16>(a, t.limit);
     if (c.in_64bit_mode()) c.mmu.write<u64>(a + 2, t.base);
     else c.mmu.write<u32>(a + 2, u32(i.osize == 2 ? t.base & 0xFFFFFF : t.base));
@@ -301,7 +318,7 @@ bool bind_m(const DecodedInsn& d, Insn& out) {
 
 void h_invlpg(Cpu& c, const Insn& i) {
     require_cpl0(c);
-    c.mmu.flush_page(linear(c, i));
+    c.mmu.flush_page(linear(c, i).lin);
     c.pending |= kPendingPagingChange;  // decoded blocks are keyed by linear address
 }
 void h_cpl0_nop(Cpu& c, const Insn&) { require_cpl0(c); }  // INVD, WBINVD: caches are not modelled

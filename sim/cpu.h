@@ -101,6 +101,7 @@ struct Cpu {
     CodeBits code_bits = CodeBits::k16;
     u8 stack_bytes = 2;          ///< width of the stack pointer: 2 (SS.B=0), 4, or 8 in 64-bit mode
     u8 cpl = 0;
+    u8 seg_check_mask = 0;       ///< bit s: accesses through segment s need limit/type checks
     u32 pending = 0;             ///< PendingBit mask
     u64 retired = 0;             ///< instructions retired since reset
     u64 shadow_at = ~0ull;       ///< interrupts are blocked while retired == shadow_at (SDM Vol. 3, 6.8.3)

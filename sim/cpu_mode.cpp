@@ -19,6 +19,18 @@ void Cpu::update_mode() {
     // In 64-bit mode the bases of CS, DS, ES and SS are treated as 0 (SDM Vol. 3, 3.4.4).
     for (u8 s = 0; s < 6; ++s) seg_base[s] = (is64 && s != FS && s != GS) ? 0 : seg[s].base;
     seg_base[kNoSeg] = 0;
+    // Accesses need limit/type checks unless the segment is a present, writable,
+    // expand-up data segment spanning 4 GiB (SDM Vol. 3, 5.3, 5.4); none in 64-bit mode.
+    seg_check_mask = 0;
+    if (!is64) {
+        for (u8 s = 0; s < 6; ++s) {
+            const u32 a = seg[s].attr;
+            const bool flat_data = !(a & seg_attr::kUnusable) && (a & seg_attr::kS) && !(a & seg_attr::kCode) &&
+                                   (a & seg_attr::kWritable) && !(a & seg_attr::kExpandDown) &&
+                                   seg[s].limit == 0xFFFFFFFF;
+            if (!flat_data) seg_check_mask |= u8(1u << s);
+        }
+    }
     mmu.set_long_mode(is64);
     mmu.set_user(cpl == 3);
     if (old_bits != code_bits || old_stack != stack_bytes) pending |= kPendingModeChange;

@@ -7,6 +7,20 @@
 
 namespace pmusim {
 
+namespace {
+bool is_near_branch(Op op) {
+    switch (op) {
+        case Op::JMP: case Op::CALL: case Op::RET: case Op::JO: case Op::JNO: case Op::JB: case Op::JAE:
+        case Op::JE: case Op::JNE: case Op::JBE: case Op::JA: case Op::JS: case Op::JNS: case Op::JP:
+        case Op::JNP: case Op::JL: case Op::JGE: case Op::JLE: case Op::JG: case Op::JCXZ: case Op::JECXZ:
+        case Op::JRCXZ: case Op::LOOP: case Op::LOOPE: case Op::LOOPNE:
+            return true;
+        default:
+            return false;
+    }
+}
+}  // namespace
+
 DecodeCache::DecodeCache(Cpu& cpu) : cpu_(cpu), table_(kSlots) {
     cpu_.mmu.on_code_write = [this](u64 pfn) { invalidate_page(pfn); };
     scratch_.reserve(Block::kMaxInsns);
@@ -86,6 +100,9 @@ std::unique_ptr<Block> DecodeCache::build(u64 rip, u64 lin, u8 mode) {
     // The last instruction of a block that does not end in a control transfer
     // falls through; the run loop sets RIP from Insn::next for it.
     b->count = u32(scratch_.size());
+    // Near branches and fall-through keep mode and CS, so successors can be chained.
+    const Insn& last = scratch_.back();
+    b->chainable = !last.ends_block || is_near_branch(last.op);
     b->insns.reset(new Insn[b->count]);
     std::copy(scratch_.begin(), scratch_.end(), b->insns.get());
     ++stats_.blocks_decoded;
@@ -93,7 +110,20 @@ std::unique_ptr<Block> DecodeCache::build(u64 rip, u64 lin, u8 mode) {
     return b;
 }
 
+Block* DecodeCache::link_from(Block* prev, Block* b) {
+    if (!prev || !prev->chainable) return b;
+    if (prev->link_gen != gen_) {
+        prev->link_gen = gen_;
+        prev->link_rip[0] = prev->link_rip[1] = ~0ull;
+    }
+    const unsigned k = prev->link_rip[0] == ~0ull ? 0 : 1;
+    prev->link_rip[k] = cpu_.rip;
+    prev->link[k] = b;
+    return b;
+}
+
 void DecodeCache::drop(Block* b) {
+    ++gen_;
     Slot& s = table_[slot_of(b->lin)];
     if (s.block == b) s = Slot{};
     for (u64 pfn : b->pfn) {
@@ -121,6 +151,7 @@ void DecodeCache::invalidate_page(u64 pfn) {
 }
 
 void DecodeCache::flush() {
+    ++gen_;
     for (auto& [k, b] : blocks_) graveyard_.push_back(std::move(b));
     blocks_.clear();
     by_page_.clear();

@@ -20,7 +20,12 @@ struct Block {
     u64 lin = 0;          ///< linear address of the first instruction
     u8 mode = 0;          ///< Cpu::mode_key() it was decoded for
     bool stop_here = false;  ///< the block starts at a run-loop stop address
+    bool chainable = false;  ///< ends in a near branch or falls through: mode and CS stay the same
     u32 count = 0;        ///< instructions
+    // Successor links (block chaining), valid while link_gen equals the cache's generation.
+    u64 link_gen = ~0ull;
+    u64 link_rip[2] = {~0ull, ~0ull};
+    Block* link[2] = {nullptr, nullptr};
     u64 pfn[2] = {~0ull, ~0ull};  ///< physical pages its bytes come from
     std::unique_ptr<Insn[]> insns;
 };
@@ -39,6 +44,15 @@ public:
     /// The block starting at cpu.rip in the current mode; decodes it on a miss.
     /// Throws GuestFault if the first instruction cannot be fetched.
     Block* lookup();
+    /// The block to run after `prev` (nullptr if unknown): follows prev's successor
+    /// links when they are still valid, else lookup() and records the link.
+    Block* next(Block* prev) {
+        if (prev && prev->link_gen == gen_) {
+            if (prev->link_rip[0] == cpu_.rip) return prev->link[0];
+            if (prev->link_rip[1] == cpu_.rip) return prev->link[1];
+        }
+        return link_from(prev, lookup());
+    }
 
     /// Drops the blocks whose bytes lie in physical page `pfn`.
     void invalidate_page(u64 pfn);
@@ -73,6 +87,7 @@ private:
     static size_t slot_of(u64 lin) { return (lin ^ (lin >> 14)) & (kSlots - 1); }
 
     std::unique_ptr<Block> build(u64 rip, u64 lin, u8 mode);
+    Block* link_from(Block* prev, Block* b);
     void drop(Block* b);
 
     Cpu& cpu_;
@@ -83,6 +98,7 @@ private:
     std::vector<std::unique_ptr<Block>> graveyard_;
     std::unordered_set<u64> stop_rips_;
     std::vector<Insn> scratch_;
+    u64 gen_ = 0;  ///< bumped whenever a block is dropped: invalidates every successor link
     Stats stats_;
 };
 

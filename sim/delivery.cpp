@@ -40,8 +40,11 @@ struct StackWriter {
     u64 sp_mask;      ///< 0xFFFF, 0xFFFFFFFF or ~0
     u64 ss_base;
     unsigned width;   ///< bytes per push
+    const SegmentCache* ss = nullptr;  ///< stack segment to check (legacy modes)
+    u32 ss_error = 0;                  ///< #SS error code if the frame does not fit
     void push(u64 v) {
         sp = (sp - width) & sp_mask;
+        if (ss) check_stack_room(*ss, sp, width, ss_error);
         Cpu& c = *cp;
         const u64 lin = (ss_base + sp) & c.lin_mask;
         switch (width) {
@@ -77,6 +80,7 @@ void deliver_real(Cpu& c, const DeliveryRequest& r) {
     const u16 ip = c.mmu.read_system<u16>(entry), cs = c.mmu.read_system<u16>(entry + 2);
     StackWriter w{&c, false, c.gpr[RSP] & 0xFFFF, 0xFFFF, c.seg[SS].base, 2};
     if (c.stack_bytes == 4) w.sp = c.gpr[RSP] & 0xFFFFFFFF, w.sp_mask = 0xFFFFFFFF;
+    w.ss = &c.seg[SS];  // real mode: a push beyond the SS limit is #SS
     w.push(c.rflags());
     w.push(c.seg[CS].selector);
     w.push(r.return_rip);
@@ -165,10 +169,14 @@ void deliver_protected(Cpu& c, const DeliveryRequest& r) {
             new_ss = to_cache(ss_sel, ssd);
             const u64 mask = (new_ss.attr & seg_attr::kDB) ? 0xFFFFFFFFull : 0xFFFFull;
             w = StackWriter{&c, new_cpl == 3, esp & mask, mask, new_ss.base, width};
+            w.ss = &new_ss;  // SDM Vol. 2, INT n: no room on the new stack -> #SS(new SS + EXT)
+            w.ss_error = sel_error(ss_sel, ext);
             w.push(c.seg[SS].selector);
             w.push(c.gpr[RSP]);
         } else {
             w.width = width;
+            w.ss = &c.seg[SS];  // same stack: #SS(EXT) if the frame does not fit
+            w.ss_error = ext ? 1 : 0;
         }
         w.push(old_rflags);
         w.push(c.seg[CS].selector);

@@ -132,20 +132,26 @@ void Machine::set_flat_mode(CodeBits bits) {
 
 void Machine::raise_interrupt(u8 vector) {
     intr_.insert(vector);
+    irq_waiting_ = true;
     __atomic_or_fetch(&cpu_.pending, kPendingInterrupt, __ATOMIC_RELAXED);
 }
 
 void Machine::raise_nmi() {
     nmi_pending_ = true;
+    irq_waiting_ = true;
     __atomic_or_fetch(&cpu_.pending, kPendingInterrupt, __ATOMIC_RELAXED);
 }
 
-void Machine::schedule(u64 after, std::function<void()> fn) { timers_.emplace(now() + after, std::move(fn)); }
+void Machine::schedule(u64 after, std::function<void()> fn) {
+    timers_.emplace(now() + after, std::move(fn));
+    update_deadline();
+}
 
 void Machine::fire_due_events() {
     while (!timers_.empty() && timers_.begin()->first <= now()) {
         auto fn = std::move(timers_.begin()->second);
         timers_.erase(timers_.begin());
+        update_deadline();
         fn();
     }
 }
@@ -168,6 +174,8 @@ bool Machine::accept_interrupt(RunResult& r, std::optional<StopReason>& stop) {
     } else {
         return false;
     }
+    irq_waiting_ = nmi_pending_ || !intr_.empty();
+    ++deliveries_;
     req.return_rip = cpu_.rip;
     try {
         deliver(cpu_, req);
@@ -198,6 +206,7 @@ std::optional<StopReason> Machine::on_fault(const GuestFault& first, RunResult& 
     // Deliver, turning faults during delivery into #DF and a fault while
     // delivering #DF into a triple fault (SDM Vol. 3, 6.15, Table 6-5; interrupt 8).
     GuestFault f = first;
+    ++deliveries_;
     for (int depth = 0; depth < 4; ++depth) {
         DeliveryRequest req{f.vector, EventSource::kException, f.has_error_code, f.error_code, cpu_.rip,
                             f.fault_address};
@@ -266,11 +275,44 @@ std::optional<StopReason> Machine::exec_block(Block* b, u64 end, RunResult& r) {
     }
 }
 
+std::optional<StopReason> Machine::service(RunResult& r) {
+    if (cpu_.pending) {
+        const u32 p = __atomic_exchange_n(&cpu_.pending, 0u, __ATOMIC_RELAXED);
+        cache_.collect_garbage();
+        if (p & kPendingPagingChange) {
+            cpu_.mmu.flush_tlb();
+            cache_.flush();
+            cpu_.pending &= ~kPendingCodeWrite;
+        }
+        if (p & kPendingShadow) cpu_.shadow_at = cpu_.retired;
+        if (p & kPendingStop) return StopReason::kHostRequest;
+        if (p & kPendingHalt) {
+            // HLT: wait for an interrupt (SDM Vol. 2, HLT), skipping ahead to the next timer.
+            for (;;) {
+                fire_due_events();
+                if (interrupt_possible()) break;
+                if (timers_.empty()) return StopReason::kHalt;
+                idle_ = timers_.begin()->first - cpu_.retired;
+                update_deadline();
+            }
+        }
+    }
+    if (cpu_.retired >= deadline_) fire_due_events();
+    if (irq_waiting_ && interrupt_possible()) {
+        std::optional<StopReason> stop;
+        accept_interrupt(r, stop);
+        return stop;
+    }
+    return std::nullopt;
+}
+
 RunResult Machine::run(const RunLimits& limits) {
     RunResult r;
     const u64 start = cpu_.retired;
     const u64 end = limits.max_instructions > ~0ull - start ? ~0ull : start + limits.max_instructions;
     bool first = true;
+    Block* prev = nullptr;  // the block just run, for chaining
+    deliveries_ = 0;
     auto finish = [&](StopReason why) {
         r.reason = why;
         r.instructions = cpu_.retired - start;
@@ -278,51 +320,30 @@ RunResult Machine::run(const RunLimits& limits) {
         return r;
     };
     for (;;) {
-        if (cpu_.pending) {
-            const u32 p = __atomic_exchange_n(&cpu_.pending, 0u, __ATOMIC_RELAXED);
-            cache_.collect_garbage();
-            if (p & kPendingPagingChange) {
-                cpu_.mmu.flush_tlb();
-                cache_.flush();
-                cpu_.pending &= ~kPendingCodeWrite;
-            }
-            if (p & kPendingShadow) cpu_.shadow_at = cpu_.retired;
-            if (p & kPendingStop) return finish(StopReason::kHostRequest);
-            if (p & kPendingHalt) {
-                // HLT: wait for an interrupt (SDM Vol. 2, HLT); skip ahead to the next timer.
-                for (;;) {
-                    fire_due_events();
-                    if (interrupt_possible()) break;
-                    if (timers_.empty()) return finish(StopReason::kHalt);
-                    idle_ = timers_.begin()->first - cpu_.retired;
-                }
-            }
+        if (__builtin_expect(cpu_.pending != 0 || irq_waiting_ || cpu_.retired >= deadline_, 0)) {
+            prev = nullptr;
+            if (auto why = service(r)) return finish(*why);
         }
-        if (!timers_.empty() && timers_.begin()->first <= now()) fire_due_events();
-        if ((nmi_pending_ || !intr_.empty()) && interrupt_possible()) {
-            std::optional<StopReason> stop;
-            if (accept_interrupt(r, stop)) {
-                if (stop) return finish(*stop);
-                continue;
-            }
-        }
-        if (cpu_.retired >= end) return finish(StopReason::kInstructionLimit);
+        if (cpu_.retired >= end || (deliveries_ && cpu_.retired + deliveries_ >= end))
+            return finish(StopReason::kInstructionLimit);
         Block* b;
         try {
-            b = cache_.lookup();
+            b = cache_.next(prev);
         } catch (const GuestFault& f) {
+            prev = nullptr;
             if (auto why = on_fault(f, r)) return finish(*why);
             continue;
         }
         if (b->stop_here && !first) return finish(StopReason::kStopAddress);
         first = false;
+        u64 block_end = std::min(end, deadline_);
         // An interrupt held by a shadow waits for exactly one more instruction.
-        const bool shadowed = in_shadow() && interrupt_possible();
-        u64 block_end = shadowed ? cpu_.retired + 1 : end;
-        if (!timers_.empty()) block_end = std::min(block_end, std::max(timers_.begin()->first - idle_, cpu_.retired + 1));
-        block_end = std::min(block_end, end);
+        if (irq_waiting_ && in_shadow()) block_end = cpu_.retired + 1;
         if (auto why = exec_block(b, block_end, r)) {
+            prev = nullptr;
             if (*why != StopReason::kInstructionLimit || cpu_.retired >= end) return finish(*why);
+        } else {
+            prev = b;
         }
     }
 }

@@ -34,7 +34,10 @@ enum class StopReason : u8 {
 const char* stop_reason_name(StopReason r);
 
 struct RunLimits {
-    u64 max_instructions = ~0ull;  ///< instructions to retire at most in this run
+    /// Instructions to retire at most in this run. Delivered exceptions and
+    /// interrupts count too, so a guest that faults forever without retiring
+    /// anything (a handler that faults itself) still stops.
+    u64 max_instructions = ~0ull;
 };
 
 struct RunResult {
@@ -114,6 +117,9 @@ private:
     std::optional<StopReason> on_fault(const GuestFault& f, RunResult& r);
     /// Delivers pending NMI/INTR if possible; returns true if one was delivered.
     bool accept_interrupt(RunResult& r, std::optional<StopReason>& stop);
+    /// The rare work between blocks: pending bits, HLT, timers, interrupts.
+    std::optional<StopReason> service(RunResult& r);
+    void update_deadline() { deadline_ = timers_.empty() ? ~0ull : timers_.begin()->first - idle_; }
     bool interrupt_possible() const;
     bool in_shadow() const { return cpu_.retired == cpu_.shadow_at; }
     void fire_due_events();
@@ -127,7 +133,10 @@ private:
     bool stop_on_exception_ = false;
     std::set<u8> intr_;          ///< raised INTR vectors
     bool nmi_pending_ = false;
+    bool irq_waiting_ = false;   ///< an NMI or INTR is raised and not yet accepted
     u64 idle_ = 0;               ///< time spent halted
+    u64 deadline_ = ~0ull;       ///< Cpu::retired at which the next timer is due
+    u64 deliveries_ = 0;         ///< exceptions and interrupts delivered in the current run
     std::multimap<u64, std::function<void()>> timers_;
 };
 

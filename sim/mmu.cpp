@@ -24,9 +24,28 @@ void Mmu::refresh_observation() {
     flush_tlb();
 }
 
-void Mmu::check_canonical(u64 lin) const {
+void Mmu::check_canonical(u64 lin, u8 vector) const {
     // SDM Vol. 1, 3.3.7.1: bits 63:47 must be all equal in 64-bit mode.
-    if (long_mode_ && u64(i64(lin << 16) >> 16) != lin) raise_fault(vec::GP, 0);
+    if (long_mode_ && u64(i64(lin << 16) >> 16) != lin) raise_fault(vector, 0);
+}
+
+void Mmu::check_segment(const SegAddr& a, unsigned size, bool write) const {
+    // SDM Vol. 3, 5.3 (limit checking) and 5.4 (type checking); a violation is
+    // #SS(0) for SS-relative accesses and #GP(0) for the others.
+    const SegmentCache& s = cpu_->seg[a.seg];
+    const u8 vector = a.seg == SS ? vec::SS : vec::GP;
+    const u32 attr = s.attr;
+    if (attr & seg_attr::kUnusable) raise_fault(vector, 0);
+    const bool code = (attr & seg_attr::kS) && (attr & seg_attr::kCode);
+    if (write && (code || !(attr & seg_attr::kWritable))) raise_fault(vector, 0);
+    if (!write && code && !(attr & seg_attr::kReadable)) raise_fault(vector, 0);
+    const u64 last = a.off + size - 1;
+    if (!code && (attr & seg_attr::kExpandDown)) {
+        const u64 upper = (attr & seg_attr::kDB) ? 0xFFFFFFFFull : 0xFFFFull;
+        if (a.off <= s.limit || last > upper) raise_fault(vector, 0);
+    } else if (last > s.limit || last < a.off) {
+        raise_fault(vector, 0);
+    }
 }
 
 u64 Mmu::translate(u64 lin, Access acc) {
@@ -61,14 +80,14 @@ void Mmu::emit(u64 lin, unsigned size, bool write, u64 value) {
     events_.emit(e);
 }
 
-u64 Mmu::read_slow(u64 lin, unsigned size) {
-    check_canonical(lin);
+u64 Mmu::read_slow(u64 lin, unsigned size, u8 canonical_vector) {
+    check_canonical(lin, canonical_vector);
     const unsigned first = unsigned(std::min<u64>(size, kPageSize - (lin & kPageMask)));
     // Translate every page before reading, so faults are raised in address order.
     const u64 pa0 = translate(lin, Access::kRead);
     u64 pa1 = 0;
     if (first < size) {
-        check_canonical(lin + first);
+        check_canonical(lin + first, canonical_vector);
         pa1 = translate(lin + first, Access::kRead);
     }
     u64 v = bus_.read(pa0, first);
@@ -78,14 +97,14 @@ u64 Mmu::read_slow(u64 lin, unsigned size) {
     return v;
 }
 
-void Mmu::write_slow(u64 lin, unsigned size, u64 value) {
-    check_canonical(lin);
+void Mmu::write_slow(u64 lin, unsigned size, u64 value, u8 canonical_vector) {
+    check_canonical(lin, canonical_vector);
     const unsigned first = unsigned(std::min<u64>(size, kPageSize - (lin & kPageMask)));
     // Translate every page before writing any byte, so a fault leaves memory unchanged.
     const u64 pa0 = translate(lin, Access::kWrite);
     u64 pa1 = 0;
     if (first < size) {
-        check_canonical(lin + first);
+        check_canonical(lin + first, canonical_vector);
         pa1 = translate(lin + first, Access::kWrite);
     }
     bus_.write(pa0, first, value);

@@ -14,6 +14,18 @@ namespace pmusim {
 
 struct Cpu;
 
+/// A data address as the segmentation unit produced it: the linear address plus
+/// the segment and offset, so the access can be checked against the segment's
+/// limit and type with its real size and kind (SDM Vol. 3, 5.3 and 5.4).
+/// `check` is false for flat segments and in 64-bit mode, where no check applies.
+struct SegAddr {
+    u64 lin;
+    u64 off;
+    u8 seg;
+    bool check;
+    SegAddr operator+(u64 n) const { return SegAddr{lin + n, off + n, seg, check}; }
+};
+
 /// Translates linear addresses and performs guest data accesses.
 ///
 /// The fast path is an inline direct-mapped TLB lookup that yields a host
@@ -36,24 +48,23 @@ public:
 
     /// Reads a T (1, 2, 4 or 8 bytes) at linear address `lin`. May throw GuestFault.
     template <class T>
-    T read(u64 lin) {
-        const TlbEntry& e = tlb_[(lin >> 12) & (kTlbEntries - 1)];
-        if (__builtin_expect(e.read_tag == (lin >> 12) && (lin & kPageMask) <= kPageSize - sizeof(T), 1)) {
-            T v;
-            std::memcpy(&v, e.read_host + (lin & kPageMask), sizeof(T));
-            return v;
-        }
-        return T(read_slow(lin, sizeof(T)));
-    }
+    T read(u64 lin) { return read_impl<T>(lin, vec::GP); }
     /// Writes a T (1, 2, 4 or 8 bytes) at linear address `lin`. May throw GuestFault.
     template <class T>
-    void write(u64 lin, T v) {
-        const TlbEntry& e = tlb_[(lin >> 12) & (kTlbEntries - 1)];
-        if (__builtin_expect(e.write_tag == (lin >> 12) && (lin & kPageMask) <= kPageSize - sizeof(T), 1)) {
-            std::memcpy(e.write_host + (lin & kPageMask), &v, sizeof(T));
-            return;
-        }
-        write_slow(lin, sizeof(T), u64(v));
+    void write(u64 lin, T v) { write_impl<T>(lin, v, vec::GP); }
+
+    /// Segment-relative accesses: the segment limit and type are checked first when
+    /// the segment needs it (#GP(0), or #SS(0) for SS), then as read/write above.
+    /// A non-canonical SS-relative address raises #SS(0) (SDM Vol. 3, 6.15, interrupt 12).
+    template <class T>
+    T read(const SegAddr& a) {
+        if (__builtin_expect(a.check, 0)) check_segment(a, sizeof(T), false);
+        return read_impl<T>(a.lin, a.seg == SS ? vec::SS : vec::GP);
+    }
+    template <class T>
+    void write(const SegAddr& a, T v) {
+        if (__builtin_expect(a.check, 0)) check_segment(a, sizeof(T), true);
+        write_impl<T>(a.lin, v, a.seg == SS ? vec::SS : vec::GP);
     }
 
     /// Implicit supervisor accesses (descriptor tables, IDT, TSS; SDM Vol. 3, 4.6):
@@ -126,9 +137,30 @@ private:
         ~Privilege() { m.set_user(saved); }
     };
 
-    u64 read_slow(u64 lin, unsigned size);
-    void write_slow(u64 lin, unsigned size, u64 value);
-    void check_canonical(u64 lin) const;
+    template <class T>
+    T read_impl(u64 lin, u8 canonical_vector) {
+        const TlbEntry& e = tlb_[(lin >> 12) & (kTlbEntries - 1)];
+        if (__builtin_expect(e.read_tag == (lin >> 12) && (lin & kPageMask) <= kPageSize - sizeof(T), 1)) {
+            T v;
+            std::memcpy(&v, e.read_host + (lin & kPageMask), sizeof(T));
+            return v;
+        }
+        return T(read_slow(lin, sizeof(T), canonical_vector));
+    }
+    template <class T>
+    void write_impl(u64 lin, T v, u8 canonical_vector) {
+        const TlbEntry& e = tlb_[(lin >> 12) & (kTlbEntries - 1)];
+        if (__builtin_expect(e.write_tag == (lin >> 12) && (lin & kPageMask) <= kPageSize - sizeof(T), 1)) {
+            std::memcpy(e.write_host + (lin & kPageMask), &v, sizeof(T));
+            return;
+        }
+        write_slow(lin, sizeof(T), u64(v), canonical_vector);
+    }
+    /// `canonical_vector`: #GP, or #SS for stack accesses.
+    u64 read_slow(u64 lin, unsigned size, u8 canonical_vector);
+    void write_slow(u64 lin, unsigned size, u64 value, u8 canonical_vector);
+    void check_canonical(u64 lin, u8 vector = vec::GP) const;
+    void check_segment(const SegAddr& a, unsigned size, bool write) const;
     void fill(u64 lin, u64 pa, bool writable);
     bool is_code_page(u64 pfn) const { return pfn < code_pages_.size() && code_pages_[pfn]; }
     void emit(u64 lin, unsigned size, bool write, u64 value);

@@ -75,8 +75,11 @@ struct Walker {
 Translation walk(const Cpu& c, MemoryBus& bus, u64 lin, Access acc, bool user) {
     Walker w{c, bus, lin, acc, user};
     const u64 phys = maxphy_mask(c);
-    const u64 rsvd = ~phys & ~kXD & 0x000FFFFFFFFFF000ull;  // bits 51:MAXPHYADDR
     if (c.cr4 & cr4::kPAE) {
+        // Reserved address bits: 51:MAXPHYADDR with 4-level paging (62:52 are ignored),
+        // 62:MAXPHYADDR with PAE paging (SDM Vol. 3, 4.4.2 Tables 4-9..4-11; 4.5 Table 4-14+).
+        const u64 top = c.long_mode() ? 0x000FFFFFFFFFF000ull : 0x7FFFFFFFFFFFF000ull;
+        const u64 rsvd = ~phys & top;
         u64 pd_base;
         if (c.long_mode()) {
             // 4-level paging (SDM Vol. 3, 4.5).
@@ -108,9 +111,11 @@ Translation walk(const Cpu& c, MemoryBus& bus, u64 lin, Access acc, bool user) {
     // 32-bit paging (SDM Vol. 3, 4.3).
     const u64 pde_pa = (c.cr3 & 0xFFFFF000ull) + ((lin >> 22) & 1023) * 4;
     const u64 pde = w.entry(pde_pa, 4, 0);
-    if ((pde & kPS) && (c.cr4 & cr4::kPSE)) {  // 4 MiB page; PSE-36 bits 20:13 give PA 39:32
+    if ((pde & kPS) && (c.cr4 & cr4::kPSE)) {
+        // 4 MiB page: PSE-36 bits 20:13 give PA 39:32; bits 21:(MAXPHYADDR-19) are
+        // reserved (SDM Vol. 3, 4.3, Table 4-4).
         const u64 base = (pde & 0xFFC00000ull) | ((pde & 0x1FE000ull) << 19);
-        if (base & ~phys & ~0xFFFull) page_fault(lin, w.code(pf::kP | pf::kRsvd));
+        if ((pde & (1ull << 21)) || (base & ~phys & ~0xFFFull)) page_fault(lin, w.code(pf::kP | pf::kRsvd));
         return w.finish(pde_pa, 4, pde, base + (lin & 0x3FF000ull));
     }
     const u64 pte_pa = (pde & 0xFFFFF000ull) + ((lin >> 12) & 1023) * 4;
@@ -120,8 +125,8 @@ Translation walk(const Cpu& c, MemoryBus& bus, u64 lin, Access acc, bool user) {
 
 void load_pdptes(Cpu& c, MemoryBus& bus) {
     const u64 phys = maxphy_mask(c);
-    // Reserved in PAE PDPTEs: bits 2:1, 8:5, 63 and 51:MAXPHYADDR (SDM Vol. 3, Table 4-8).
-    const u64 rsvd = 0x1E6ull | (1ull << 63) | (~phys & 0x000FFFFFFFFFF000ull);
+    // Reserved in PAE PDPTEs: bits 2:1, 8:5 and 63:MAXPHYADDR (SDM Vol. 3, Table 4-8).
+    const u64 rsvd = 0x1E6ull | (~phys & 0xFFFFFFFFFFFFF000ull);
     u64 v[4];
     for (unsigned k = 0; k < 4; ++k) {
         v[k] = bus.read((c.cr3 & 0xFFFFFFE0ull) + k * 8, 8);

@@ -84,6 +84,16 @@ void load_segment(Cpu& c, u8 sreg, u16 sel) {
     c.update_mode();
 }
 
+void check_stack_room(const SegmentCache& ss, u64 off, unsigned size, u32 error) {
+    const u64 last = off + size - 1;
+    if (ss.attr & seg_attr::kExpandDown) {
+        const u64 upper = (ss.attr & seg_attr::kDB) ? 0xFFFFFFFFull : 0xFFFFull;
+        if (off <= ss.limit || last > upper) raise_fault(vec::SS, error);
+    } else if (last > ss.limit || last < off) {
+        raise_fault(vec::SS, error);
+    }
+}
+
 void invalidate_outer_segments(Cpu& c) {
     for (u8 s : {ES, DS, FS, GS}) {
         const SegmentCache& sc = c.seg[s];

@@ -50,6 +50,11 @@ void load_segment_real(Cpu& c, u8 sreg, u16 sel);
 /// new CPL may not use are made null (SDM Vol. 2, RET/IRET, "FOR each SegReg").
 void invalidate_outer_segments(Cpu& c);
 
+/// Raises #SS(`error`) unless bytes [off, off+size) lie within stack segment `ss`
+/// (expand-up or expand-down; SDM Vol. 3, 5.3). Used for pushes made while
+/// switching stacks, which must fit the new stack before anything is committed.
+void check_stack_room(const SegmentCache& ss, u64 off, unsigned size, u32 error);
+
 /// Error code of a selector-related fault (SDM Vol. 3, 6.13): index, TI; EXT in bit 0.
 inline u32 sel_error(u16 sel, bool ext = false) { return u32(sel & 0xFFFC) | (ext ? 1 : 0); }
 

@@ -67,6 +67,15 @@ TEST_CASE("fixup: F3 0F C7 /7 is RDPID, which Capstone 4 decodes as RDSEED") {
     CHECK(decode64({0x0F, 0xC7, 0xF9}).op == Op::kUnknown);
 }
 
+TEST_CASE("fixup: register forms of the hint-NOP space 0F 18..0F 1F are NOPs, Capstone 4 rejects them") {
+    for (u8 op2 = 0x18; op2 <= 0x1F; ++op2) {
+        DecodedInsn d = decode64({0x48, 0x0F, op2, 0xC1});
+        CHECK(d.op == Op::NOP);
+        CHECK(d.length == 4);
+    }
+    CHECK(decode64({0xF3, 0x0F, 0x1E, 0xFA}).op == Op::ENDBR64);  // still ENDBR64
+}
+
 TEST_CASE("fixup: 66-prefixed near branches in 64-bit mode keep rel32 (Intel), Capstone 4 follows AMD") {
     // 66 E9 rel32: 6 bytes on Intel processors; the target uses the full displacement.
     DecodedInsn j = decode64({0x66, 0xE9, 0x10, 0x00, 0x00, 0x00});

@@ -26,6 +26,7 @@ std::unique_ptr<Machine> machine_with(int bits, const std::string& source) {
     const auto code = assemble(bits, source);
     m->load(kCodeBase, code.data(), code.size());
     m->set_flat_mode(bits == 64 ? CodeBits::k64 : bits == 32 ? CodeBits::k32 : CodeBits::k16);
+    for (u64& r : m->cpu().gpr) r = 0;  // reset() leaves the processor signature in EDX
     m->cpu().rip = kCodeBase;
     m->cpu().gpr[RSP] = bits == 16 ? 0xFFF0 : kStackTop;
     return m;

@@ -18,8 +18,8 @@ constexpr u64 kStackTop = 0x80000;
 /// Throws std::runtime_error with NASM's messages on failure.
 std::vector<u8> assemble(int bits, const std::string& source, u64 org = kCodeBase);
 
-/// A machine with `source` loaded at kCodeBase in flat `bits`-bit mode, RSP at
-/// kStackTop, ready to run.
+/// A machine with `source` loaded at kCodeBase in flat `bits`-bit mode, all
+/// general registers 0 except RSP = kStackTop (0xFFF0 in 16-bit code), ready to run.
 std::unique_ptr<Machine> machine_with(int bits, const std::string& source);
 
 /// Runs `source` (which should end in HLT) for at most `max` instructions.
