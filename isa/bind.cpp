@@ -22,6 +22,7 @@ const BinderTable& table() {
         register_io(b);
         register_far(b);
         register_segment(b);
+        register_x87(b);
         return b;
     }();
     return t;

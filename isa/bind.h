@@ -28,6 +28,7 @@ void register_system(BinderTable&);
 void register_io(BinderTable&);
 void register_far(BinderTable&);
 void register_segment(BinderTable&);
+void register_x87(BinderTable&);
 
 /// Builds the executable record for `d`. Never fails: undecodable, invalid or
 /// unimplemented instructions get a handler raising #UD (the latter are counted

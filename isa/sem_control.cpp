@@ -97,10 +97,9 @@ bool bind_jmp(const DecodedInsn& d, Insn& out) {
         out.fn = h_jmp_rel;
         return bind_rel_target(d, out);
     }
-    if (d.opcode[0] != 0xFF) return false;  // far JMP ptr16:32 forms belong to the system part
+    // Far forms (EA, FF /5) are Op::LJMP (isa/sem_far.cpp); this is FF /4.
     const u8 size = branch_size(d);
     out.ends_block = true;
-    if (d.modrm_reg == 5) return true;  // far indirect JMP: not modelled yet (fn stays null)
     const bool mem = is_mem(d.ops[0]);
     if (mem) bind_mem(d, d.ops[0], out);
     else out.ra = reg_off(d.ops[0]);
@@ -120,7 +119,7 @@ bool bind_call(const DecodedInsn& d, Insn& out) {
         out.fn = pick_wide(size, [&](auto t) -> Handler { return &h_call_rel<decltype(t)>; });
         return true;
     }
-    if (d.opcode[0] != 0xFF || d.modrm_reg == 3) return true;  // far CALL: not modelled yet
+    // Far forms (9A, FF /3) are Op::LCALL (isa/sem_far.cpp); this is FF /2.
     const bool mem = is_mem(d.ops[0]);
     if (mem) bind_mem(d, d.ops[0], out);
     else out.ra = reg_off(d.ops[0]);

@@ -39,10 +39,6 @@ bool bind_mov(const DecodedInsn& d, Insn& out) {
         });
         return true;
     }
-    if (a.kind == DecodedOperand::kSeg) {
-        out.ends_block = true;
-        return true;  // MOV Sreg, r/m: descriptor loads belong to the system part (not modelled yet)
-    }
     Form f;
     if (!bind_two(d, out, f)) return false;
     out.fn = pick_size(a.size, [&](auto t) { return form_handler<decltype(t), Mov>(f); });

@@ -75,10 +75,7 @@ bool bind_pop(const DecodedInsn& d, Insn& out) {
     if (d.nops != 1) return false;
     const DecodedOperand& a = d.ops[0];
     const u8 size = stack_op_size(d);
-    if (a.kind == DecodedOperand::kSeg) {
-        out.ends_block = true;
-        return true;  // POP Sreg: descriptor loads belong to the system part (not modelled yet)
-    }
+    // POP Sreg is Op::kPopSreg (isa/sem_segment.cpp).
     if (is_reg(a)) {
         out.ra = reg_off(a.reg);
         out.fn = pick_wide(size, [&](auto t) -> Handler { return &h_pop_reg<decltype(t)>; });

@@ -97,6 +97,9 @@ struct Cpu {
     u64 pdpte[4] = {};           ///< PAE PDPTE registers (SDM Vol. 3, 4.4.1)
     u64 dr[8] = {0, 0, 0, 0, 0, 0, 0xFFFF0FF0, 0x400};  ///< DR0-DR3, DR6, DR7 (DR4/5 unused slots)
     SystemMsrs sys;
+    /// x87 control state (only the control instructions are modelled, SDM Vol. 1, 8.1):
+    /// control, status and tag words with their RESET values (SDM Vol. 3, Table 9-1).
+    u16 fpu_cw = 0x0040, fpu_sw = 0, fpu_tw = 0x5555;
     u64 lin_mask = 0xFFFFFFFF;   ///< linear addresses wrap at 4 GiB outside IA-32e mode
     CodeBits code_bits = CodeBits::k16;
     u8 stack_bytes = 2;          ///< width of the stack pointer: 2 (SS.B=0), 4, or 8 in 64-bit mode

@@ -60,6 +60,7 @@ void Machine::reset() {
     c.set_rflags(kFixed1);
     c.cr0 = cr0::kET | cr0::kCD | cr0::kNW;  // 60000010H
     c.cr2 = c.cr3 = c.cr4 = c.cr8 = c.efer = 0;
+    c.fpu_cw = 0x0040, c.fpu_sw = 0, c.fpu_tw = 0x5555;
     for (u8 s = 0; s < 6; ++s) {
         c.seg[s] = SegmentCache{};
         c.seg[s].attr = seg_attr::kP | seg_attr::kS | 0x3;  // present, read/write, accessed

@@ -92,3 +92,39 @@ TEST_CASE("system kernel: real mode to 64-bit ring 3 and back, with #PF, #GP, IN
     CHECK(exceptions[3].vector == vec::PF);
     CHECK(exceptions[3].error_code == 5);
 }
+
+TEST_CASE("x87 control instructions: FNINIT, FLDCW, FNSTCW, FNSTSW, and #NM with CR0.TS") {
+    const AssembledProgram p = assemble_nasm(R"(
+        bits 32
+        org 0x1000
+            fnstcw [0x2000]          ; RESET value 0040H
+            fninit
+            fnstcw [0x2002]          ; 037FH after FNINIT
+            mov word [0x2004], 0x0272
+            fldcw [0x2004]
+            fnstcw [0x2006]
+            mov ax, 0xFFFF
+            fnstsw ax                ; status word 0
+            mov [0x2008], ax
+            mov eax, cr0
+            or eax, 8                ; CR0.TS
+            mov cr0, eax
+            fninit                   ; #NM
+            hlt)",
+                                             "x87.asm");
+    Machine m;
+    m.load(0x1000, p.bytes.data(), p.bytes.size());
+    m.reset();
+    m.set_flat_mode(CodeBits::k32);
+    m.cpu().rip = 0x1000;
+    m.cpu().gpr[RSP] = 0x80000;
+    const RunResult r = m.run(RunLimits{100});
+    REQUIRE(r.reason == StopReason::kException);
+    CHECK(r.fault->vector == vec::NM);
+    u16 w[5];
+    m.peek(0x2000, w, sizeof w);
+    CHECK(w[0] == 0x0040);  // SDM Vol. 3, Table 9-1
+    CHECK(w[1] == 0x037F);  // SDM Vol. 2, FNINIT
+    CHECK(w[3] == 0x0272);
+    CHECK(w[4] == 0);       // FNSTSW AX: status word after FNINIT
+}
