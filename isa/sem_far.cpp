@@ -4,7 +4,7 @@
 // Vol. 3, 5.8 (call gates), 6.12-6.14 (interrupts), 5.8.7-5.8.8 (fast system calls).
 #include "isa/bind.h"
 #include "sim/delivery.h"
-#include "sim/segmentation.h"
+#include "sim/frame_writer.h"
 
 namespace pmusim {
 
@@ -12,34 +12,26 @@ namespace {
 
 inline bool canonical(u64 a) { return u64(i64(a << 16) >> 16) == a; }
 
-/// A stack being built for a privilege change: writes happen before any commit.
-struct NewStack {
-    Cpu& c;
-    bool user;
-    u64 sp, mask, base;
-    const SegmentCache* ss = nullptr;  ///< legacy modes: the new stack segment, checked for room
-    u32 ss_error = 0;
-    void push(unsigned width, u64 v) {
-        sp = (sp - width) & mask;
-        if (ss) check_stack_room(*ss, sp, width, ss_error);  // SDM Vol. 2, CALL: #SS(SS selector)
-        const u64 lin = (base + sp) & c.lin_mask;
-        if (width == 2) c.mmu.write_as<u16>(user, lin, u16(v));
-        else if (width == 4) c.mmu.write_as<u32>(user, lin, u32(v));
-        else c.mmu.write_as<u64>(user, lin, v);
-    }
-};
-
 /// Reads a value of `width` bytes from the current stack at offset `sp`.
 u64 stack_read(Cpu& c, u64 sp, unsigned width) {
     const SegAddr lin = linear(c, SS, sp & kAddrMask[c.stack_bytes]);
     return width == 2 ? c.mmu.read<u16>(lin) : width == 4 ? c.mmu.read<u32>(lin) : c.mmu.read<u64>(lin);
 }
 
-/// Pushes on the current stack (far CALL without privilege change).
-void push_w(Cpu& c, unsigned width, u64 v) {
-    if (width == 2) push<u16>(c, u16(v));
-    else if (width == 4) push<u32>(c, u32(v));
-    else push<u64>(c, v);
+/// Far CALL on the current stack: pushes CS and the return offset (`width` bytes
+/// each); a faulting push leaves rSP unchanged.
+void push_return(Cpu& c, const Insn& i, unsigned width) {
+    const u64 saved = c.gpr[RSP];
+    try {
+        for (u64 v : {u64(c.seg[CS].selector), i.next}) {
+            if (width == 2) push<u16>(c, u16(v));
+            else if (width == 4) push<u32>(c, u32(v));
+            else push<u64>(c, v);
+        }
+    } catch (...) {
+        c.gpr[RSP] = saved;
+        throw;
+    }
 }
 
 /// Loads CS for a transfer that keeps or sets privilege level `cpl`.
@@ -75,10 +67,7 @@ void real_far(Cpu& c, u16 sel, u64 off) {
 void far_transfer(Cpu& c, const Insn& i, u16 sel, u64 off, unsigned width, bool call) {
     const u64 from = i.addr();
     if (!c.protected_mode()) {
-        if (call) {
-            push_w(c, width, c.seg[CS].selector);
-            push_w(c, width, i.next);
-        }
+        if (call) push_return(c, i, width);
         real_far(c, sel, off & kAddrMask[width]);
         c.branch(BranchKind::kFar, from, c.rip);
         return;
@@ -92,16 +81,7 @@ void far_transfer(Cpu& c, const Insn& i, u16 sel, u64 off, unsigned width, bool 
         if (!d.present()) raise_fault(vec::NP, sel_error(sel));
         const u64 target = is_64bit_code(c, d) ? off : off & kAddrMask[width == 8 ? 4 : width];
         check_offset(c, d, target, is_64bit_code(c, d));
-        if (call) {
-            const u64 saved = c.gpr[RSP];
-            try {
-                push_w(c, width, c.seg[CS].selector);
-                push_w(c, width, i.next);
-            } catch (...) {
-                c.gpr[RSP] = saved;
-                throw;
-            }
-        }
+        if (call) push_return(c, i, width);
         commit_cs(c, sel, d, c.cpl);
         c.rip = target;
         c.branch(BranchKind::kFar, from, target);
@@ -134,7 +114,7 @@ void far_transfer(Cpu& c, const Insn& i, u16 sel, u64 off, unsigned width, bool 
         // the gate's parameter count of stack words (none in IA-32e mode).
         const unsigned ncpl = cd.dpl();
         SegmentCache new_ss;
-        NewStack ns{c, ncpl == 3, 0, ~0ull, 0};
+        FrameWriter ns{c, ncpl == 3, 0, ~0ull, 0};
         if (ia32e) {
             ns.sp = c.mmu.read_system<u64>(c.tr.base + 4 + ncpl * 8);
             new_ss = null_segment(u16(ncpl));
@@ -151,7 +131,7 @@ void far_transfer(Cpu& c, const Insn& i, u16 sel, u64 off, unsigned width, bool 
             ns.mask = (new_ss.attr & seg_attr::kDB) ? 0xFFFFFFFFull : 0xFFFF;
             ns.sp = esp & ns.mask;
             ns.base = new_ss.base;
-            ns.ss = &new_ss;
+            ns.ss = &new_ss;  // SDM Vol. 2, CALL: no room on the new stack -> #SS(SS selector)
             ns.ss_error = sel_error(ss_sel);
         }
         ns.push(gw, c.seg[SS].selector);
@@ -166,16 +146,7 @@ void far_transfer(Cpu& c, const Insn& i, u16 sel, u64 off, unsigned width, bool 
         c.gpr[RSP] = ia32e ? ns.sp : (c.gpr[RSP] & ~ns.mask) | ns.sp;
         commit_cs(c, tsel, cd, ncpl);
     } else {
-        if (call) {
-            const u64 saved = c.gpr[RSP];
-            try {
-                push_w(c, gw, c.seg[CS].selector);
-                push_w(c, gw, i.next);
-            } catch (...) {
-                c.gpr[RSP] = saved;
-                throw;
-            }
-        }
+        if (call) push_return(c, i, gw);
         commit_cs(c, tsel, cd, c.cpl);
     }
     c.rip = target;

@@ -1,7 +1,7 @@
 #include "sim/delivery.h"
 
 #include "sim/fault.h"
-#include "sim/segmentation.h"
+#include "sim/frame_writer.h"
 
 namespace pmusim {
 
@@ -31,30 +31,6 @@ namespace {
 
 bool is_software(EventSource s) { return s == EventSource::kSoftwareInt || s == EventSource::kSoftwareException; }
 
-/// Collects the values to push and writes them top-down on a stack before any
-/// state is committed.
-struct StackWriter {
-    Cpu* cp;
-    bool user;        ///< page rights of the new privilege level
-    u64 sp;           ///< stack pointer (offset), pre-decrement
-    u64 sp_mask;      ///< 0xFFFF, 0xFFFFFFFF or ~0
-    u64 ss_base;
-    unsigned width;   ///< bytes per push
-    const SegmentCache* ss = nullptr;  ///< stack segment to check (legacy modes)
-    u32 ss_error = 0;                  ///< #SS error code if the frame does not fit
-    void push(u64 v) {
-        sp = (sp - width) & sp_mask;
-        if (ss) check_stack_room(*ss, sp, width, ss_error);
-        Cpu& c = *cp;
-        const u64 lin = (ss_base + sp) & c.lin_mask;
-        switch (width) {
-            case 2: c.mmu.write_as<u16>(user, lin, u16(v)); break;
-            case 4: c.mmu.write_as<u32>(user, lin, u32(v)); break;
-            default: c.mmu.write_as<u64>(user, lin, v); break;
-        }
-    }
-};
-
 void emit(Cpu& c, const DeliveryRequest& r, u64 target) {
     const bool exception = r.source == EventSource::kException ||
                            r.source == EventSource::kSoftwareException || r.source == EventSource::kIcebp;
@@ -78,13 +54,12 @@ void deliver_real(Cpu& c, const DeliveryRequest& r) {
     if (u32(r.vector) * 4 + 3 > c.idtr.limit) raise_fault(vec::GP, 0);
     const u64 entry = (c.idtr.base + r.vector * 4u) & c.lin_mask;
     const u16 ip = c.mmu.read_system<u16>(entry), cs = c.mmu.read_system<u16>(entry + 2);
-    StackWriter w{&c, false, c.gpr[RSP] & 0xFFFF, 0xFFFF, c.seg[SS].base, 2};
-    if (c.stack_bytes == 4) w.sp = c.gpr[RSP] & 0xFFFFFFFF, w.sp_mask = 0xFFFFFFFF;
-    w.ss = &c.seg[SS];  // real mode: a push beyond the SS limit is #SS
-    w.push(c.rflags());
-    w.push(c.seg[CS].selector);
-    w.push(r.return_rip);
-    c.gpr[RSP] = (c.gpr[RSP] & ~w.sp_mask) | w.sp;
+    const u64 mask = kAddrMask[c.stack_bytes];
+    FrameWriter w{c, false, c.gpr[RSP] & mask, mask, c.seg[SS].base, &c.seg[SS]};  // beyond the limit: #SS
+    w.push(2, c.rflags());
+    w.push(2, c.seg[CS].selector);
+    w.push(2, r.return_rip);
+    c.gpr[RSP] = (c.gpr[RSP] & ~mask) | w.sp;
     c.rflags_other &= ~(kIF | kTF | kAC);
     c.seg[CS].selector = cs;
     c.seg[CS].base = u64(cs) << 4;
@@ -131,7 +106,8 @@ void deliver_protected(Cpu& c, const DeliveryRequest& r) {
                                                            : (gate.gate_offset() & 0xFFFF);
     const u64 old_rflags = c.rflags();
     SegmentCache new_ss = c.seg[SS];
-    StackWriter w{&c, new_cpl == 3, c.gpr[RSP], kAddrMask[c.stack_bytes], c.seg[SS].base, 0};
+    FrameWriter w{c, new_cpl == 3, c.gpr[RSP], kAddrMask[c.stack_bytes], c.seg[SS].base};
+    unsigned width = 8;
 
     if (ia32e) {
         // SDM Vol. 3, 6.14.2-6.14.5: 64-bit TSS gives RSPn or ISTn; RSP aligned to 16.
@@ -144,16 +120,11 @@ void deliver_protected(Cpu& c, const DeliveryRequest& r) {
         }
         if (inner) new_ss = null_segment(u16(new_cpl)), new_ss.attr |= u32(new_cpl) << seg_attr::kDplShift;
         if (u64(i64(rsp << 16) >> 16) != rsp) raise_fault(vec::SS, ext ? 1 : 0);
-        w = StackWriter{&c, new_cpl == 3, rsp & ~0xFull, ~0ull, 0, 8};
-        w.push(c.seg[SS].selector);
-        w.push(c.gpr[RSP]);
-        w.push(old_rflags);
-        w.push(c.seg[CS].selector);
-        w.push(r.return_rip);
-        if (r.has_error_code) w.push(r.error_code);
-        if (u64(i64(target << 16) >> 16) != target) raise_fault(vec::GP, ext ? 1 : 0);
+        w.sp = rsp & ~0xFull, w.mask = ~0ull, w.base = 0;
+        w.push(8, c.seg[SS].selector);
+        w.push(8, c.gpr[RSP]);
     } else {
-        const unsigned width = gate32 ? 4 : 2;
+        width = gate32 ? 4 : 2;
         if (inner) {
             // 32-bit TSS: ESPn at 4 + 8n, SSn at 8 + 8n (SDM Vol. 3, 7.2.1).
             const u32 off = 4 + new_cpl * 8;
@@ -168,28 +139,27 @@ void deliver_protected(Cpu& c, const DeliveryRequest& r) {
             if (!ssd.present()) raise_fault(vec::SS, sel_error(ss_sel, ext));
             new_ss = to_cache(ss_sel, ssd);
             const u64 mask = (new_ss.attr & seg_attr::kDB) ? 0xFFFFFFFFull : 0xFFFFull;
-            w = StackWriter{&c, new_cpl == 3, esp & mask, mask, new_ss.base, width};
-            w.ss = &new_ss;  // SDM Vol. 2, INT n: no room on the new stack -> #SS(new SS + EXT)
-            w.ss_error = sel_error(ss_sel, ext);
-            w.push(c.seg[SS].selector);
-            w.push(c.gpr[RSP]);
+            // SDM Vol. 2, INT n: no room on the new stack -> #SS(new SS + EXT).
+            w.sp = esp & mask, w.mask = mask, w.base = new_ss.base;
+            w.ss = &new_ss, w.ss_error = sel_error(ss_sel, ext);
+            w.push(width, c.seg[SS].selector);
+            w.push(width, c.gpr[RSP]);
         } else {
-            w.width = width;
             w.ss = &c.seg[SS];  // same stack: #SS(EXT) if the frame does not fit
             w.ss_error = ext ? 1 : 0;
         }
-        w.push(old_rflags);
-        w.push(c.seg[CS].selector);
-        w.push(r.return_rip);
-        if (r.has_error_code) w.push(r.error_code);
         if (target > code.limit()) raise_fault(vec::GP, ext ? 1 : 0);
     }
+    w.push(width, old_rflags);
+    w.push(width, c.seg[CS].selector);
+    w.push(width, r.return_rip);
+    if (r.has_error_code) w.push(width, r.error_code);
+    if (ia32e && u64(i64(target << 16) >> 16) != target) raise_fault(vec::GP, ext ? 1 : 0);
 
     // Commit (SDM Vol. 3, 6.12.1): new stack, CS, RIP, flags.
     set_accessed(c, sel, code);
     if (inner || ia32e) c.seg[SS] = new_ss;
-    c.gpr[RSP] = (c.gpr[RSP] & ~w.sp_mask) | w.sp;
-    if (ia32e) c.gpr[RSP] = w.sp;
+    c.gpr[RSP] = ia32e ? w.sp : (c.gpr[RSP] & ~w.mask) | w.sp;
     c.seg[CS] = to_cache(u16((sel & 0xFFFC) | new_cpl), code);
     c.cpl = u8(new_cpl);
     c.rflags_other &= ~(kTF | kNT | kRF | kVM);

@@ -8,77 +8,21 @@
 #include "sim/machine.h"
 #include "sim/nasm.h"
 #include "sim/presets.h"
+#include "tests/support/system_fixture.h"
 
 using namespace pmusim;
 namespace L = preset_layout;
 
 namespace {
 
-constexpr u64 RES = 0x20000;
+constexpr u64 RES = test::kRes;
 constexpr u64 P = 1, RW = 2, US = 4, A = 0x20, D = 0x40, PS = 0x80, XD = 1ull << 63;
 
 /// A program on a preset. Vectors 0-31 go to `handlers + 32 * v`, which stores the
 /// vector at RES+0x100, RSP at RES+0x108 and CR2 at RES+0x110, then halts at fault_halt.
-struct Sys {
-    Machine m;
-    AssembledProgram prog;
-    unsigned width;  ///< bytes per stack slot
-    unsigned exceptions = 0;
-
-    Sys(StartPreset preset, const std::string& body)
-        : width(preset == StartPreset::kLong64 ? 8 : 4) {
-        const bool b64 = width == 8;
-        const std::string src =
-            std::string(b64 ? "bits 64\n%define STACKP rsp\n%define ACC rax\n"
-                            : "bits 32\n%define STACKP esp\n%define ACC eax\n") +
-            "org 0x1000\n%define RES 0x20000\n" + body + R"(
-align 32, db 0xCC
-handlers:
-%assign v 0
-%rep 32
-    align 32, db 0xCC
-    mov dword [ss:RES + 0x100], v
-    mov [ss:RES + 0x108], STACKP
-    jmp record_fault
-%assign v v + 1
-%endrep
-record_fault:
-    mov ACC, cr2
-    mov [ss:RES + 0x110], ACC
-fault_halt:
-    hlt
-)";
-        prog = assemble_nasm(src, "paging.asm");
-        m.load(0x1000, prog.bytes.data(), prog.bytes.size());
-        apply_preset(m, preset, sym("start"));
-        for (unsigned v = 0; v < 32; ++v) set_idt_gate(m, u8(v), sym("handlers") + 32 * v);
-        put(RES + 0x100, ~0ull);
-        // A fault storm (a handler faulting on its first instruction) retires nothing,
-        // so the instruction limit cannot end it: stop after 1000 exceptions.
-        m.cpu().events.subscribe(EventKind::kException, [this](const Event&) {
-            if (++exceptions > 1000) m.request_stop();
-        });
-    }
-    u64 sym(const std::string& s) const { return prog.symbols.at(s); }
-    u64 phys(u64 pa, unsigned n = 8) {
-        u64 v = 0;
-        m.peek(pa, &v, n);
-        return v;
-    }
-    void put(u64 pa, u64 v, unsigned n = 8) { m.load(pa, &v, n); }
-    /// Runs until HLT at `done` (returns -1) or in the recording handler (returns the vector).
-    int run() {
-        const RunResult r = m.run(RunLimits{100000});
-        const auto stub = default_stub_vector(r.rip);
-        INFO("stop " << stop_reason_name(r.reason) << " at " << std::hex << r.rip
-                     << " unhandled vector " << (stub ? int(*stub) : -1));
-        REQUIRE(r.reason == StopReason::kHalt);
-        REQUIRE((r.rip == sym("done") + 1 || r.rip == sym("fault_halt") + 1));
-        return r.rip == sym("done") + 1 ? -1 : int(phys(RES + 0x100, 4));
-    }
-    /// Slot `i` of the frame the handler found on its stack.
-    u64 frame(unsigned i) { return phys(phys(RES + 0x108) + i * width, width); }
-    u64 cr2() { return phys(RES + 0x110); }
+/// The shared fixture with this file's handler options.
+struct Sys : test::SystemFixture {
+    Sys(StartPreset preset, const std::string& body) : SystemFixture(preset, body, Options{.record_cr2 = true}) {}
 };
 
 // ---- 4-level paging: one access per run --------------------------------------

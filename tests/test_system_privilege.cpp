@@ -10,81 +10,18 @@
 #include "sim/machine.h"
 #include "sim/nasm.h"
 #include "sim/presets.h"
+#include "tests/support/system_fixture.h"
 
 using namespace pmusim;
 namespace L = preset_layout;
 
 namespace {
 
-constexpr u64 RES = 0x20000;
+constexpr u64 RES = test::kRes;
 
-struct Sys {
-    Machine m;
-    AssembledProgram prog;
-    unsigned width;  ///< bytes per stack slot
-    unsigned exceptions = 0;
-
-    Sys(StartPreset preset, const std::string& body)
-        : width(preset == StartPreset::kLong64 ? 8 : 4) {
-        const std::string bits =
-            width == 8 ? "bits 64\n%define STACKP rsp\n" : "bits 32\n%define STACKP esp\n";
-        const std::string src =
-            bits + "org 0x1000\n%define RES 0x20000\n" + body + "\n" + bits + R"(
-align 32, db 0xCC
-handlers:
-%assign v 0
-%rep 32
-    align 32, db 0xCC
-    mov dword [ss:RES + 0x100], v
-    mov [ss:RES + 0x108], STACKP
-    hlt
-%assign v v + 1
-%endrep
-)";
-        prog = assemble_nasm(src, "privilege.asm");
-        m.load(0x1000, prog.bytes.data(), prog.bytes.size());
-        apply_preset(m, preset, sym("start"));
-        for (unsigned v = 0; v < 32; ++v) set_idt_gate(m, u8(v), sym("handlers") + 32 * v);
-        set_idt_gate(m, 0x80, sym("done"), 3);
-        put(RES + 0x100, ~0ull);
-        // A fault storm (a handler faulting on its first instruction) retires nothing,
-        // so the instruction limit cannot end it: stop after 1000 exceptions.
-        m.cpu().events.subscribe(EventKind::kException, [this](const Event&) {
-            if (++exceptions > 1000) m.request_stop();
-        });
-    }
-    u64 sym(const std::string& s) const { return prog.symbols.at(s); }
-    u64 phys(u64 pa, unsigned n = 8) {
-        u64 v = 0;
-        m.peek(pa, &v, n);
-        return v;
-    }
-    u64 q(u64 off) { return phys(RES + off); }
-    void put(u64 pa, u64 v, unsigned n = 8) { m.load(pa, &v, n); }
-    /// Writes GDT entry `index`, growing GDTR.limit to cover it.
-    void gdt(unsigned index, u64 desc) {
-        put(L::kGdt + index * 8, desc);
-        m.cpu().gdtr.limit = std::max<u16>(m.cpu().gdtr.limit, u16(index * 8 + 7));
-    }
-    /// Clears the P flag of IDT gate `v` (byte 5 of the gate).
-    void gate_not_present(u8 v) {
-        const u64 a = L::kIdt + v * (width == 8 ? 16 : 8) + 5;
-        put(a, phys(a, 1) & 0x7F, 1);
-    }
-    /// Runs until HLT at `done` (returns -1) or in a recording handler (returns the vector).
-    int run() {
-        const RunResult r = m.run(RunLimits{100000});
-        const auto stub = default_stub_vector(r.rip);
-        INFO("stop " << stop_reason_name(r.reason) << " at " << std::hex << r.rip
-                     << " unhandled vector " << (stub ? int(*stub) : -1) << " " << r.message);
-        REQUIRE(r.reason == StopReason::kHalt);
-        if (r.rip == sym("done") + 1) return -1;
-        REQUIRE((r.rip >= sym("handlers") && r.rip < sym("handlers") + 32 * 32));
-        return int(phys(RES + 0x100, 4));
-    }
-    /// Slot `i` of the stack at `sp` (frame(i): the recording handler's stack).
-    u64 slot(u64 sp, unsigned i) { return phys(sp + i * width, width); }
-    u64 frame(unsigned i) { return slot(phys(RES + 0x108), i); }
+/// The shared fixture with this file's handler options.
+struct Sys : test::SystemFixture {
+    Sys(StartPreset preset, const std::string& body) : SystemFixture(preset, body, Options{.int80_to_done = true}) {}
 };
 
 /// Sets up with `setup` at CPL 0, IRETs to `user` at CPL 3 (SS:RSP = 2Bh:70000h,
