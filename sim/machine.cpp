@@ -16,6 +16,7 @@ const char* stop_reason_name(StopReason r) {
         case StopReason::kTripleFault: return "triple-fault";
         case StopReason::kUnsupported: return "unsupported";
         case StopReason::kHostRequest: return "host-request";
+        case StopReason::kGuestExit: return "guest-exit";
     }
     return "?";
 }
@@ -132,9 +133,23 @@ void Machine::set_flat_mode(CodeBits bits) {
 }
 
 void Machine::raise_interrupt(u8 vector) {
-    intr_.insert(vector);
+    line_.raise(vector);
+    interrupt_requested();
+}
+
+void Machine::set_interrupt_controller(InterruptController* ic) {
+    ic_ = ic ? ic : &line_;
+    interrupt_requested();
+}
+
+void Machine::interrupt_requested() {
     irq_waiting_ = true;
     __atomic_or_fetch(&cpu_.pending, kPendingInterrupt, __ATOMIC_RELAXED);
+}
+
+void Machine::request_exit(int exit_code, std::string message) {
+    exit_ = {exit_code, std::move(message)};
+    __atomic_or_fetch(&cpu_.pending, kPendingStop, __ATOMIC_RELAXED);
 }
 
 void Machine::raise_nmi() {
@@ -158,7 +173,7 @@ void Machine::fire_due_events() {
 }
 
 bool Machine::interrupt_possible() const {
-    return (nmi_pending_ && !cpu_.nmi_blocked) || (!intr_.empty() && (cpu_.rflags_other & kIF));
+    return (nmi_pending_ && !cpu_.nmi_blocked) || ((cpu_.rflags_other & kIF) && ic_->pending());
 }
 
 bool Machine::accept_interrupt(RunResult& r, std::optional<StopReason>& stop) {
@@ -168,14 +183,14 @@ bool Machine::accept_interrupt(RunResult& r, std::optional<StopReason>& stop) {
         nmi_pending_ = false;
         req.vector = vec::NMI;
         req.source = EventSource::kNmi;
-    } else if (!intr_.empty() && (cpu_.rflags_other & kIF)) {
-        req.vector = *intr_.rbegin();
-        intr_.erase(std::prev(intr_.end()));
+    } else if (const auto v = (cpu_.rflags_other & kIF) ? ic_->pending() : std::nullopt) {
+        req.vector = *v;
+        ic_->acknowledge(*v);
         req.source = EventSource::kExternal;
     } else {
         return false;
     }
-    irq_waiting_ = nmi_pending_ || !intr_.empty();
+    irq_waiting_ = nmi_pending_ || ic_->pending();
     ++deliveries_;
     req.return_rip = cpu_.rip;
     try {
@@ -286,7 +301,13 @@ std::optional<StopReason> Machine::service(RunResult& r) {
             cpu_.pending &= ~kPendingCodeWrite;
         }
         if (p & kPendingShadow) cpu_.shadow_at = cpu_.retired;
-        if (p & kPendingStop) return StopReason::kHostRequest;
+        if (p & kPendingStop) {
+            if (!exit_) return StopReason::kHostRequest;
+            r.exit_code = exit_->first;
+            r.message = exit_->second;
+            exit_.reset();
+            return StopReason::kGuestExit;
+        }
         if (p & kPendingHalt) {
             // HLT: wait for an interrupt (SDM Vol. 2, HLT), skipping ahead to the next timer.
             for (;;) {

@@ -4,7 +4,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <unordered_set>
 
@@ -14,6 +13,7 @@
 #include "sim/decode_cache.h"
 #include "sim/delivery.h"
 #include "sim/fault.h"
+#include "sim/interrupt_controller.h"
 
 namespace pmusim {
 
@@ -30,6 +30,7 @@ enum class StopReason : u8 {
     kTripleFault,       ///< an exception while delivering #DF: the processor shuts down
     kUnsupported,       ///< the guest used a feature pmusim does not model (RunResult::message)
     kHostRequest,       ///< request_stop() was called
+    kGuestExit,         ///< a device ended the run for the guest (RunResult::exit_code, message)
 };
 const char* stop_reason_name(StopReason r);
 
@@ -45,7 +46,8 @@ struct RunResult {
     u64 instructions = 0;              ///< retired in this run
     u64 rip = 0;                       ///< RIP at the stop
     std::optional<GuestFault> fault;   ///< for kException and kTripleFault: the last exception
-    std::string message;               ///< for kUnsupported
+    std::string message;               ///< for kUnsupported and kGuestExit
+    int exit_code = 0;                 ///< for kGuestExit
 };
 
 /// Owns the guest: physical memory, the memory and port buses, the core and its
@@ -89,10 +91,20 @@ public:
     /// Stops a run when RIP reaches one of `rips` (after at least one instruction).
     void set_stop_addresses(std::unordered_set<u64> rips) { cache_.set_stop_addresses(std::move(rips)); }
 
-    /// Raises the INTR line with `vector` (a maskable external interrupt) until the
-    /// core accepts it at an instruction boundary with RFLAGS.IF = 1 and no
-    /// interrupt shadow (SDM Vol. 3, 6.8.1). Higher vectors are accepted first.
+    /// Raises the INTR line with `vector` on the default controller (a maskable
+    /// external interrupt) until the core accepts it at an instruction boundary with
+    /// RFLAGS.IF = 1 and no interrupt shadow (SDM Vol. 3, 6.8.1). Higher vectors are
+    /// accepted first.
     void raise_interrupt(u8 vector);
+    /// Makes `ic` the source of maskable interrupts (e.g. the local APIC); nullptr
+    /// restores the default INTR line. The controller must call interrupt_requested()
+    /// when it has something new to deliver.
+    void set_interrupt_controller(InterruptController* ic);
+    /// Tells the core that the interrupt controller may have a deliverable vector.
+    void interrupt_requested();
+    /// Ends the run at the next instruction boundary with StopReason::kGuestExit
+    /// (isa-debug-exit, the shutdown port, a triple-fault policy, ...).
+    void request_exit(int exit_code, std::string message);
     /// Raises NMI (vector 2): accepted at the next boundary unless an NMI handler
     /// runs (blocked until IRET) or in a MOV SS shadow (SDM Vol. 3, 6.7.1, 6.8.3).
     void raise_nmi();
@@ -131,8 +143,10 @@ private:
     Cpu cpu_;
     DecodeCache cache_;
     bool stop_on_exception_ = false;
-    std::set<u8> intr_;          ///< raised INTR vectors
+    SimpleInterruptLine line_;   ///< the default INTR source
+    InterruptController* ic_ = &line_;
     bool nmi_pending_ = false;
+    std::optional<std::pair<int, std::string>> exit_;  ///< requested guest exit
     bool irq_waiting_ = false;   ///< an NMI or INTR is raised and not yet accepted
     u64 idle_ = 0;               ///< time spent halted
     u64 deadline_ = ~0ull;       ///< Cpu::retired at which the next timer is due
