@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "sim/report.h"
+#include "sim/scenario.h"
 
 namespace po = boost::program_options;
 using namespace pmusim;
@@ -34,11 +35,67 @@ const u8 kDemo[] = {
     0xC3,                                      // ret
     'p', 'm', 'u', 's', 'i', 'm', ' ', 'd', 'e', 'm', 'o', ' ', 'r', 'u', 'n', 0};
 
+/// `pmusim run SCENARIO [--json] [--max-instructions N]`: exit 0 if every
+/// expectation holds, 1 if one fails, 2 for bad usage or input.
+int run_command(const std::vector<std::string>& args) {
+    po::options_description opts("Usage: pmusim run SCENARIO [options]\n\nOptions");
+    opts.add_options()("json", "print the report as one JSON document")(
+        "max-instructions", po::value<u64>(), "override the scenario's instruction limit")(
+        "scenario", po::value<std::string>(), "scenario JSON file");
+    po::positional_options_description pos;
+    pos.add("scenario", 1);
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        std::cerr << "pmusim run: " << e.what() << "\n" << opts << "\n";
+        return 2;
+    }
+    if (!vm.count("scenario")) {
+        std::cerr << "pmusim run: missing SCENARIO\n" << opts << "\n";
+        return 2;
+    }
+    try {
+        const Scenario s = load_scenario(vm["scenario"].as<std::string>());
+        std::unique_ptr<Machine> m;
+        std::optional<u64> limit;
+        if (vm.count("max-instructions")) limit = vm["max-instructions"].as<u64>();
+        const ScenarioResult r = run_scenario(s, m, limit);
+        if (vm.count("json")) std::cout << scenario_report_json(s, r, *m).dump(2) << "\n";
+        else write_scenario_report(std::cout, s, r, *m);
+        return r.passed() ? 0 : 1;
+    } catch (const ScenarioError& e) {
+        std::cerr << "pmusim: " << e.what() << "\n";
+        return 2;
+    }
+}
+
+/// No command: the embedded demo program and its run report.
+int demo(u64 max_instructions) {
+    Machine m;
+    m.load(0x1000, kDemo, sizeof kDemo);
+    m.set_flat_mode(CodeBits::k64);
+    m.cpu().rip = 0x1000;
+    m.cpu().gpr[RSP] = 0x80000;
+    std::cout << "pmusim " << PMUSIM_VERSION << ": embedded demo (64-bit code at 0x1000)\n\n";
+    const RunResult r = m.run(RunLimits{max_instructions});
+    write_run_report(std::cout, m, r);
+    char text[17] = {};
+    m.peek(0x20000, text, 16);
+    std::cout << "\nstring copied to 0x20000: \"" << text << "\"\n";
+    return r.reason == StopReason::kHalt ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    po::options_description opts("pmusim - an architectural simulator of the x86 debug and "
-                                 "performance-monitoring units\n\nUsage: pmusim [options]\n\nOptions");
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    if (!args.empty() && args[0] == "run") return run_command({args.begin() + 1, args.end()});
+    po::options_description opts(
+        "pmusim - an architectural simulator of the x86 debug and performance-monitoring units\n\n"
+        "Usage: pmusim [options]                 run the embedded demo\n"
+        "       pmusim run SCENARIO [--json]     run a scenario (docs/scenario-format.md)\n\nOptions");
     opts.add_options()("help,h", "show this help")("version", "print the version")(
         "max-instructions", po::value<u64>()->default_value(10'000'000), "stop after N instructions");
     po::variables_map vm;
@@ -57,16 +114,5 @@ int main(int argc, char** argv) {
         std::cout << "pmusim " << PMUSIM_VERSION << "\n";
         return 0;
     }
-    Machine m;
-    m.load(0x1000, kDemo, sizeof kDemo);
-    m.set_flat_mode(CodeBits::k64);
-    m.cpu().rip = 0x1000;
-    m.cpu().gpr[RSP] = 0x80000;
-    std::cout << "pmusim " << PMUSIM_VERSION << ": embedded demo (64-bit code at 0x1000)\n\n";
-    const RunResult r = m.run(RunLimits{vm["max-instructions"].as<u64>()});
-    write_run_report(std::cout, m, r);
-    char text[17] = {};
-    m.peek(0x20000, text, 16);
-    std::cout << "\nstring copied to 0x20000: \"" << text << "\"\n";
-    return r.reason == StopReason::kHalt ? 0 : 1;
+    return demo(vm["max-instructions"].as<u64>());
 }

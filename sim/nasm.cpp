@@ -78,7 +78,7 @@ AssembledProgram assemble_nasm(const std::string& source, const std::string& dis
     {
         std::ofstream f(src);
         // The map directive comes first; %line makes NASM report positions in the user's source.
-        f << "[map symbols " << map.string() << "]\n%line 1+1 " << display_name << "\n" << source << "\n";
+        f << "[map symbols " << map.string() << "]\n%line 0+1 " << display_name << "\n" << source << "\n";
     }
     std::vector<std::string> args = {"nasm", "-f", "bin", "-o", bin.string()};
     if (!include_dir.empty()) args.push_back("-I" + include_dir + "/");
