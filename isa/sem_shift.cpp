@@ -65,17 +65,20 @@ T shift(Cpu& c, T a, unsigned n) {
     return r;
 }
 
-/// aux: 1 = count in CL, 0 = count in imm. A zero masked count changes neither
-/// flags nor memory; a register destination is still written (32-bit forms
-/// zero-extend), as Intel processors do.
+/// aux: 1 = count in CL, 0 = count in imm. A zero masked count changes no flags
+/// and no value, but the destination is still written: a register (32-bit forms
+/// zero-extend, as Intel processors do) or memory (see below).
 template <class T, Sh S, bool Mem>
 void h_shift(Cpu& c, const Insn& i) {
     const unsigned mask = sizeof(T) == 8 ? 0x3F : 0x1F;  // SDM: count masked to 6 or 5 bits
     const unsigned n = unsigned(i.aux ? c.gpr[RCX] : i.imm) & mask;
     if constexpr (Mem) {
-        if (n == 0) return;
+        // The operand is read and written back whatever the count (SDM Vol. 2B, SAL/SAR/
+        // SHL/SHR and RCL/RCR/ROL/ROR Operation: tempDEST := DEST), so a count of 0 still
+        // sets the accessed and dirty bits and faults on a read-only page, as Bochs does.
         const SegAddr addr = linear(c, i);
-        c.mmu.write<T>(addr, shift<T, S>(c, c.mmu.read<T>(addr), n));
+        const T a = c.mmu.read<T>(addr);
+        c.mmu.write<T>(addr, n ? shift<T, S>(c, a, n) : a);
     } else {
         const T a = reg_get<T>(c, i.ra);
         reg_set<T>(c, i.ra, n ? shift<T, S>(c, a, n) : a);
@@ -136,9 +139,9 @@ void h_shxd(Cpu& c, const Insn& i) {
     const unsigned n = unsigned(i.aux ? c.gpr[RCX] : i.imm) & mask;
     const T b = reg_get<T>(c, i.rb);
     if constexpr (Mem) {
-        if (n == 0) return;
-        const SegAddr addr = linear(c, i);
-        c.mmu.write<T>(addr, double_shift<T, Left>(c, c.mmu.read<T>(addr), b, n));
+        const SegAddr addr = linear(c, i);  // read and written back even for a count of 0
+        const T a = c.mmu.read<T>(addr);
+        c.mmu.write<T>(addr, n ? double_shift<T, Left>(c, a, b, n) : a);
     } else {
         const T a = reg_get<T>(c, i.ra);
         reg_set<T>(c, i.ra, n ? double_shift<T, Left>(c, a, b, n) : a);

@@ -40,13 +40,15 @@ inline i64 sext(u64 v, unsigned bytes) {
 }
 inline bool fits8(i64 v) { return v >= -128 && v <= 127; }
 
-/// What is compared: general registers, RIP, RFLAGS and the data/stack memory.
-/// In 32-bit code only the low 32 bits of registers are architectural.
+/// What is compared: general registers, RIP, RFLAGS, the data/stack memory and,
+/// with paging, the paging structures (accessed and dirty flags). In 32-bit code
+/// only the low 32 bits of registers are architectural.
 struct State {
     u64 gpr[16] = {};
     u64 rip = 0;
     u64 rflags = 2;
-    std::vector<u8> mem = std::vector<u8>(kMemEnd - kMemBase);  ///< [kMemBase, kMemEnd)
+    std::vector<u8> mem = std::vector<u8>(kMemEnd - kMemBase);  ///< linear [kMemBase, kMemEnd)
+    std::vector<u8> tables;  ///< with paging: the pages of PageMap::table_pages, else empty
 };
 
 /// splitmix64: tiny, fast, and the same sequence on every platform.

@@ -60,7 +60,7 @@ const Template kTemplates[] = {
 
 // ---- set-up ------------------------------------------------------------------
 
-Generator::Generator(int bits, u64 seed) : bits_(bits), rng_(seed) {
+Generator::Generator(int bits, u64 seed, bool paged) : bits_(bits), paged_(paged), rng_(seed) {
     MachineConfig cfg;
     cfg.memory_bytes = 1ull << 20;
     m_ = std::make_unique<Machine>(cfg);

@@ -18,6 +18,7 @@
 
 #include "sim/machine.h"
 #include "tests/diff/flag_rules.h"
+#include "tests/diff/page_map.h"
 #include "tests/diff/x86_encoder.h"
 
 namespace diff {
@@ -38,6 +39,7 @@ struct Block {
     std::vector<Step> path;    ///< instructions as executed while generating
     u32 final_defined = kArith;
     State gen_final;           ///< the oracle's state at the final HLT
+    PageMap paging;            ///< the paged mode's paging structures (the oracle runs without)
 };
 
 /// The generator found itself in a state it cannot continue from; usually pmusim
@@ -48,7 +50,8 @@ struct GenError : std::runtime_error {
 
 class Generator {
 public:
-    Generator(int bits, u64 seed);
+    /// `paged`: the blocks will run with paging.
+    Generator(int bits, u64 seed, bool paged = false);
     /// A new block of at least `min_insns` executed instructions plus the final HLT.
     Block make_block(unsigned min_insns);
     /// The block being generated when make_block threw (for the failure report).
@@ -128,6 +131,7 @@ private:
     void init_state(State& s);
 
     int bits_;
+    bool paged_;
     Rng rng_;
     std::unique_ptr<pmusim::Machine> m_;
     Block cur_;

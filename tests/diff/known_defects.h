@@ -1,7 +1,7 @@
 // Known defects the differential test steers around: kUnicornDefects lists Unicorn 2
 // (2.0.1, QEMU 5.0 TCG) deviations from the Intel SDM. Each entry says what is
-// avoided and why; the generator names the entry (by its enum) at every place it
-// steers around it. A mismatch not explained by this table fails the test.
+// avoided and why; the code names the entry (by its enum) at every place it steers
+// around it. A mismatch not explained by this table fails the test.
 #pragma once
 #include <cstddef>
 
@@ -16,6 +16,8 @@ enum class UcDefect {
     kCmpxchgZeroExtend,
     kLoopccFlags,
     kStaleTranslations,
+    kIdentityPaging,
+    kCrWriteNoFlush,
     kCount
 };
 
@@ -63,10 +65,24 @@ inline constexpr DefectInfo<UcDefect> kUnicornDefects[] = {
     {UcDefect::kStaleTranslations, "code rewritten with uc_mem_write between runs",
      "Unicorn keeps executing translation blocks cached for the old bytes at the same address",
      "UnicornCpu::load drops the code area's cached translations (uc_ctl_remove_cache)"},
+    {UcDefect::kIdentityPaging, "every memory access with paging on (CR0.PG = 1)",
+     "Unicorn 2.0.1 walks the paging structures (sets accessed and dirty flags, raises #PF) but then "
+     "accesses the linear address as the physical one (qemu/target/i386/excp_helper.c: \"Unicorn: identity "
+     "map guest virtual address\"; Unicorn 2.1 added UC_TLB_CPU). SDM Vol. 3, 4.1: paging translates "
+     "linear addresses to physical addresses",
+     "the paged mode gives both sides the same paging structures, and the code, data and stack bytes at the "
+     "mapped physical pages to pmusim but at their linear addresses to Unicorn; memory is compared through "
+     "each side's linear view, the paging structures byte for byte"},
+    {UcDefect::kCrWriteNoFlush, "uc_reg_write of CR0, CR3 or CR4",
+     "the value is stored without flushing the TLB, so translations (and the accessed/dirty state) cached "
+     "under the previous paging structures stay in use; a guest MOV to CR3 flushes (SDM Vol. 3, 4.10.4.1)",
+     "before each paged block UnicornCpu::load runs MOV CR3, EAX from a stub page, then writes the new "
+     "paging structures and control registers"},
 };
 // clang-format on
 
 static_assert(sizeof(kUnicornDefects) / sizeof(kUnicornDefects[0]) == size_t(UcDefect::kCount));
+
 
 
 }  // namespace diff

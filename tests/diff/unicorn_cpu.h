@@ -1,6 +1,7 @@
-// Unicorn 2 side of the differential test: one engine per code width with the
-// guest layout of diff_common.h mapped (code, data+stack; nothing else, so a
-// stray access faults), state in and out, run to an address, single steps.
+// Unicorn 2 side of the differential test: one engine per mode with the guest
+// layout of diff_common.h mapped (code, data+stack; nothing else, so a stray access
+// faults; the paged mode adds the paging-structure pool and the TLB-flush stub),
+// state in and out, run to an address, single steps.
 #pragma once
 #include <unicorn/unicorn.h>
 
@@ -9,19 +10,32 @@
 
 #include "tests/diff/diff_common.h"
 #include "tests/diff/known_defects.h"
+#include "tests/diff/page_map.h"
 
 namespace diff {
 
 class UnicornCpu {
 public:
-    explicit UnicornCpu(int bits) : bits_(bits) { open(); }
+    UnicornCpu(int bits, bool paged) : bits_(bits), paged_(paged) { open(); }
     ~UnicornCpu() { if (uc_) uc_close(uc_); }
     UnicornCpu(const UnicornCpu&) = delete;
 
-    /// Loads code (at kCodeBase) and a full state.
-    void load(const std::vector<u8>& code, const State& s) {
+    /// Loads code (at kCodeBase), paging structures (if `pm`) and a full state.
+    /// UcDefect::kIdentityPaging: code and data go to their linear addresses.
+    void load(const std::vector<u8>& code, const State& s, const PageMap& pm) {
         check(uc_mem_write(uc_, kCodeBase, code.data(), code.size()), "mem_write code");
-        // UcDefect::kStaleTranslations: uc_mem_write does not invalidate translations.
+        table_pages_ = pm.table_pages;
+        if (pm) {
+            flush_tlb();
+            for (size_t k = 0; k < table_pages_.size(); ++k)
+                check(uc_mem_write(uc_, table_pages_[k], &pm.tables[k * kPage], kPage), "mem_write tables");
+            const std::pair<uc_x86_reg, u64> crs[] = {{UC_X86_REG_CR4, pm.cr4}, {UC_X86_REG_CR3, pm.cr3},
+                                                      {UC_X86_REG_CR0, pm.cr0}};
+            for (auto [reg, v] : crs) check(uc_reg_write(uc_, reg, &v), "reg_write cr");
+        }
+        // UcDefect::kStaleTranslations: uc_mem_write does not invalidate translations. This
+        // looks kCodeBase up in the TLB, so it comes after the flush (with paging it walks
+        // the new structures as the block's first fetch does).
         check(uc_ctl_remove_cache(uc_, kCodeBase, kCodeEnd), "remove_cache");
         set_state(s);
     }
@@ -48,6 +62,9 @@ public:
         s.rip = bits_ == 64 ? rip : u32(rip);
         s.rflags = u32(fl);
         check(uc_mem_read(uc_, kMemBase, s.mem.data(), s.mem.size()), "mem_read");
+        s.tables.resize(table_pages_.size() * kPage);
+        for (size_t k = 0; k < table_pages_.size(); ++k)
+            check(uc_mem_read(uc_, table_pages_[k], &s.tables[k * kPage], kPage), "mem_read tables");
     }
 
     /// Runs from the current RIP until RIP == `until` (not executed). Returns the Unicorn
@@ -94,6 +111,15 @@ public:
     }
 
 private:
+    /// UcDefect::kCrWriteNoFlush: runs MOV CR3, EAX (0F 22 D8) from the stub page, which
+    /// flushes the TLB (SDM Vol. 3, 4.10.4.1), under the current paging structures. (With
+    /// paging off Unicorn does not flush, but then it has only translated the stub page.)
+    void flush_tlb() {
+        u64 cr3 = 0;
+        check(uc_reg_read(uc_, UC_X86_REG_CR3, &cr3), "reg_read cr3");
+        check(uc_reg_write(uc_, UC_X86_REG_EAX, &cr3), "reg_write eax");
+        check(uc_emu_start(uc_, kStubPage, kStubPage + 3, 0, 0), "run the TLB-flush stub");
+    }
     int nregs() const { return bits_ == 64 ? 16 : 8; }
     uc_x86_reg reg_id(int r) const {
         static const uc_x86_reg k64[16] = {
@@ -110,6 +136,12 @@ private:
         check(uc_open(UC_ARCH_X86, bits_ == 64 ? UC_MODE_64 : UC_MODE_32, &uc_), "uc_open");
         check(uc_mem_map(uc_, kCodeBase, kCodeEnd - kCodeBase, UC_PROT_ALL), "map code");
         check(uc_mem_map(uc_, kMemBase, kMemEnd - kMemBase, UC_PROT_READ | UC_PROT_WRITE), "map data");
+        if (paged_) {
+            static const u8 kMovCr3Eax[] = {0x0F, 0x22, 0xD8};
+            check(uc_mem_map(uc_, kStubPage, kPage, UC_PROT_ALL), "map stub");
+            check(uc_mem_write(uc_, kStubPage, kMovCr3Eax, sizeof kMovCr3Eax), "mem_write stub");
+            check(uc_mem_map(uc_, kTablePool, kTablePoolEnd - kTablePool, UC_PROT_READ | UC_PROT_WRITE), "map tables");
+        }
         reopen_after_error_ = false;
     }
     static void check(uc_err e, const char* what) {
@@ -117,6 +149,8 @@ private:
     }
 
     int bits_;
+    bool paged_;
+    std::vector<u64> table_pages_;  ///< paging-structure pages of the loaded block
     uc_engine* uc_ = nullptr;
     bool reopen_after_error_ = false;
 };

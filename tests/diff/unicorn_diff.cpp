@@ -1,15 +1,18 @@
 // Differential test of pmusim's integer core against Unicorn 2 (QEMU TCG).
 //
-// Random blocks of 20-60 general-purpose instructions (generator.h) run in 64-bit
-// and 32-bit code on both emulators from the same initial state; at the final HLT
-// the general registers, RIP, the data/stack memory and the flags are compared,
-// masking the arithmetic flags the SDM leaves undefined (flag_rules.h). On a
-// mismatch both sides are re-run one instruction at a time to find the first
-// instruction after which they differ, and the block is printed. Known Unicorn
-// defects are steered around (known_defects.h); any other mismatch fails.
+// Random blocks of 20-60 general-purpose instructions (generator.h) run on both
+// emulators from the same initial state in three modes: 64-bit code, 32-bit code,
+// and 32-bit code with paging that maps the layout to other physical pages
+// (page_map.h). At the final HLT the general registers, RIP, the data/stack memory
+// and the flags are compared, masking the arithmetic flags the SDM leaves undefined
+// (flag_rules.h), and with paging also the paging structures (accessed and dirty
+// flags, SDM Vol. 3, 4.8). On a mismatch both sides are re-run one instruction at
+// a time to find the first instruction after which they differ, and the block is
+// printed. Known Unicorn defects are steered around (known_defects.h); any other
+// mismatch fails.
 //
 // Environment: PMUSIM_DIFF_SEED (default 1) and PMUSIM_DIFF_INSNS (dynamic
-// instructions over both modes, default 1,000,000) select a longer or other run.
+// instructions over all modes, default 1,200,000) select a longer or other run.
 #include <capstone/capstone.h>
 
 #include <algorithm>
@@ -17,10 +20,13 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <map>
 #include <string>
 #include <tuple>
 
 #include "sim/machine.h"
+#include "sim/paging.h"
 #include "tests/diff/generator.h"
 #include "tests/diff/known_defects.h"
 #include "tests/diff/unicorn_cpu.h"
@@ -33,12 +39,12 @@ constexpr int kMaxFailures = 5;
 /// RFLAGS bits compared besides the defined arithmetic flags: everything up to ID.
 constexpr u64 kFlagsCompared = 0x3FFFFF;
 
-/// pmusim side: a Machine loaded with a block's code and initial state.
+/// pmusim side: a Machine loaded with a block's code, initial state and paging.
 class PmusimCpu {
 public:
-    explicit PmusimCpu(int bits) : bits_(bits) {
+    PmusimCpu(int bits, bool paged) : bits_(bits) {
         pmusim::MachineConfig cfg;
-        cfg.memory_bytes = 1ull << 20;
+        cfg.memory_bytes = paged ? kPagedRamBytes : 1ull << 20;
         m_ = std::make_unique<pmusim::Machine>(cfg);
     }
     void load(const Block& b) {
@@ -47,8 +53,23 @@ public:
         for (int r = 0; r < 16; ++r) c.gpr[r] = b.init.gpr[r];
         c.rip = b.init.rip;
         c.set_rflags(b.init.rflags);
-        m_->load(kCodeBase, b.code.data(), b.code.size());
-        m_->load(kMemBase, b.init.mem.data(), b.init.mem.size());
+        paging_ = b.paging;
+        if (paging_) {
+            // INT3 at the untranslated addresses, so ignoring the mapping shows.
+            static const std::vector<u8> poison(kLinearPages * kPage, 0xCC);
+            m_->load(0, poison.data(), poison.size());
+            for (size_t k = 0; k < paging_.table_pages.size(); ++k)
+                m_->load(paging_.table_pages[k], &paging_.tables[k * kPage], kPage);
+            c.cr0 = paging_.cr0;
+            c.cr3 = paging_.cr3;
+            c.cr4 = paging_.cr4;
+            if (paging_.kind == PagingKind::kPae) pmusim::load_pdptes(c, c.bus);  // as MOV CR3 does
+            c.mmu.flush_tlb();
+            c.update_mode();
+            c.pending |= pmusim::kPendingPagingChange;
+        }
+        put(kCodeBase, b.code);
+        put(kMemBase, b.init.mem);
     }
     pmusim::RunResult run(u64 max) { return m_->run(pmusim::RunLimits{max}); }
     pmusim::RunResult step() { return m_->step(); }
@@ -57,11 +78,27 @@ public:
         for (int r = 0; r < 16; ++r) s.gpr[r] = bits_ == 64 ? c.gpr[r] : r < 8 ? u32(c.gpr[r]) : 0;
         s.rip = c.rip;
         s.rflags = u32(c.rflags());
-        m_->peek(kMemBase, s.mem.data(), s.mem.size());
+        each_page(kMemBase, s.mem.size(), [&](u64 pa, size_t k, size_t n) { m_->peek(pa, &s.mem[k], n); });
+        s.tables.resize(paging_.table_pages.size() * kPage);
+        for (size_t k = 0; k < paging_.table_pages.size(); ++k)
+            m_->peek(paging_.table_pages[k], &s.tables[k * kPage], kPage);
     }
 
 private:
+    /// Calls fn(physical address, offset, length) for the pieces of linear [lin, lin + n) in each page.
+    template <class F>
+    void each_page(u64 lin, size_t n, F fn) {
+        for (size_t k = 0, len; k < n; k += len) {
+            len = std::min<size_t>(n - k, kPage - (lin + k) % kPage);
+            fn(paging_ ? paging_.phys(lin + k) : lin + k, k, len);
+        }
+    }
+    void put(u64 lin, const std::vector<u8>& v) {
+        each_page(lin, v.size(), [&](u64 pa, size_t k, size_t n) { m_->load(pa, &v[k], n); });
+    }
+
     int bits_;
+    PageMap paging_;
     std::unique_ptr<pmusim::Machine> m_;
 };
 
@@ -137,6 +174,15 @@ std::string compare(const State& p, const State& u, int bits, u32 defined, int u
             out += fmt("  mem[%#llx] pmusim=%02x unicorn=%02x\n", (unsigned long long)(kMemBase + i), p.mem[i], u.mem[i]);
     }
     if (shown > 16) out += fmt("  ... %d differing bytes in all\n", shown);
+    // Paging structures (accessed and dirty flags), in 4-byte words.
+    for (size_t i = 0; i + 4 <= std::min(p.tables.size(), u.tables.size()); i += 4) {
+        u32 a, b;
+        std::memcpy(&a, &p.tables[i], 4);
+        std::memcpy(&b, &u.tables[i], 4);
+        if (a != b)
+            out += fmt("  paging-structure page %zu +0x%03zx pmusim=%08x unicorn=%08x (differ: %#x)\n", i / kPage,
+                       i % kPage, a, b, a ^ b);
+    }
     return out;
 }
 
@@ -145,7 +191,7 @@ std::string compare(const State& p, const State& u, int bits, u32 defined, int u
 std::pair<size_t, std::string> localize(const Block& b, PmusimCpu& pm, UnicornCpu& uc) {
     pm.load(b);
     uc.recover();
-    uc.load(b.code, b.init);
+    uc.load(b.code, b.init, b.paging);
     State ps, us;
     for (size_t k = 0; k < b.path.size(); ++k) {
         const Step& s = b.path[k];
@@ -176,7 +222,7 @@ std::pair<size_t, std::string> bisect_run_mode(const Block& b, PmusimCpu& pm, Un
         for (size_t i = 0; i < k; ++i) pm.step();
         pm.get_state(ps);
         uc.recover();
-        uc.load(b.code, b.init);
+        uc.load(b.code, b.init, b.paging);
         const u64 until = k < b.path.size() ? b.path[k].addr : b.end_rip;
         const uc_err e = uc.run_until(until);
         uc.get_state(us);
@@ -189,6 +235,15 @@ std::pair<size_t, std::string> bisect_run_mode(const Block& b, PmusimCpu& pm, Un
 
 void print_block(const Block& b, Disasm& dis, size_t mark) {
     std::printf("initial state (%d-bit code, flat segments, CPL 0):\n", b.bits);
+    if (const PageMap& pm = b.paging) {
+        std::printf("  %s paging: CR0 %#llx CR3 %#llx CR4 %#llx; structures at", pm.variant().c_str(),
+                    (unsigned long long)pm.cr0, (unsigned long long)pm.cr3, (unsigned long long)pm.cr4);
+        for (u64 t : pm.table_pages) std::printf(" %#llx", (unsigned long long)t);
+        if (pm.large) std::printf("; linear 0 -> %#llx\n", (unsigned long long)pm.large);
+        for (unsigned p = 0; p < kLinearPages && !pm.large; ++p)
+            if (layout_page(p)) std::printf("; %#x -> %#llx", p * unsigned(kPage), (unsigned long long)pm.frame[p]);
+        if (!pm.large) std::printf("\n");
+    }
     for (int r = 0; r < (b.bits == 64 ? 16 : 8); ++r)
         std::printf("  %-4s %#018llx%s", reg_name(b.bits, r), (unsigned long long)b.init.gpr[r], r % 4 == 3 ? "\n" : "");
     std::printf("  rflags %#llx [%s]\n", (unsigned long long)b.init.rflags, flag_names(b.init.rflags).c_str());
@@ -221,7 +276,7 @@ void diagnose(const Block& b, const State& ps, PmusimCpu& pm, UnicornCpu& uc, Di
     }
     std::vector<u64> addrs;
     uc.recover();
-    uc.load(b.code, b.init);
+    uc.load(b.code, b.init, b.paging);
     const uc_err e = uc.trace_until(b.end_rip, addrs);
     addrs.erase(std::unique(addrs.begin(), addrs.end()), addrs.end());  // REP iterations repeat
     size_t same = 0;
@@ -242,17 +297,28 @@ u64 env_u64(const char* name, u64 dflt) {
     return v && *v ? std::strtoull(v, nullptr, 0) : dflt;
 }
 
+/// A mode: code width, and whether the blocks run with paging (a new PageMap per block).
+struct Mode {
+    const char* name;
+    int bits;
+    bool paged;
+    unsigned twelfths;  ///< share of the dynamic instructions
+};
+constexpr Mode kModes[] = {{"64-bit", 64, false, 6}, {"32-bit", 32, false, 4}, {"32-bit paged", 32, true, 2}};
+
 struct ModeStats {
     u64 blocks = 0, insns = 0;
     double pm_s = 0, uc_s = 0, gen_s = 0;
+    std::map<std::string, u64> paging;  ///< blocks per PageMap::variant()
 };
 
-/// Runs blocks in `bits`-bit code until `quota` dynamic instructions; returns failures.
-int run_mode(int bits, u64 seed, u64 quota, int budget_failures, ModeStats& st, Generator& gen) {
-    PmusimCpu pm(bits);
-    UnicornCpu uc(bits);
+/// Runs blocks in mode `m` until `quota` dynamic instructions; returns failures.
+int run_mode(const Mode& m, u64 seed, u64 quota, int budget_failures, ModeStats& st, Generator& gen) {
+    const int bits = m.bits;
+    PmusimCpu pm(bits, m.paged);
+    UnicornCpu uc(bits, m.paged);
     Disasm dis(bits);
-    Rng lengths(seed ^ u64(bits));
+    Rng lengths(seed ^ u64(bits)), maps(seed ^ 0x7A6E);
     int failures = 0;
     auto secs = [](Clock::time_point a) { return std::chrono::duration<double>(Clock::now() - a).count(); };
     while (st.insns < quota && failures < budget_failures) {
@@ -261,12 +327,16 @@ int run_mode(int bits, u64 seed, u64 quota, int budget_failures, ModeStats& st, 
         try {
             b = gen.make_block(unsigned(lengths.range(20, 60)));
         } catch (const GenError& e) {
-            std::printf("FAIL: %d-bit block %llu: generation stopped: %s\n", bits, (unsigned long long)st.blocks, e.what());
+            std::printf("FAIL: %s block %llu: generation stopped: %s\n", m.name, (unsigned long long)st.blocks, e.what());
             print_block(gen.partial(), dis, std::string::npos);
             return failures + 1;
         }
         st.gen_s += secs(t0);
         ++st.blocks;
+        if (m.paged) {
+            b.paging = make_page_map(maps, maps.chance(50) ? PagingKind::k32 : PagingKind::kPae);
+            ++st.paging[b.paging.variant()];
+        }
         t0 = Clock::now();
         pm.load(b);
         const pmusim::RunResult r = pm.run(b.path.size() + 8);
@@ -277,7 +347,7 @@ int run_mode(int bits, u64 seed, u64 quota, int budget_failures, ModeStats& st, 
         st.pm_s += secs(t0);
         t0 = Clock::now();
         uc.recover();
-        uc.load(b.code, b.init);
+        uc.load(b.code, b.init, b.paging);
         const uc_err e = uc.run_until(b.end_rip);
         State us;
         uc.get_state(us);
@@ -295,7 +365,7 @@ int run_mode(int bits, u64 seed, u64 quota, int budget_failures, ModeStats& st, 
         const std::string self = compare(ps, b.gen_final, bits, kArith, -1);
         if (d.empty() && self.empty()) continue;
         ++failures;
-        std::printf("\nFAIL: %d-bit block %llu (seed %llu)\n", bits, (unsigned long long)st.blocks - 1,
+        std::printf("\nFAIL: %s block %llu (seed %llu)\n", m.name, (unsigned long long)st.blocks - 1,
                     (unsigned long long)seed);
         if (!self.empty()) std::printf("pmusim block run differs from pmusim single steps (left: run):\n%s", self.c_str());
         if (!d.empty()) {
@@ -314,21 +384,23 @@ int run_mode(int bits, u64 seed, u64 quota, int budget_failures, ModeStats& st, 
 int main() {
     using namespace diff;
     const u64 seed = env_u64("PMUSIM_DIFF_SEED", 1);
-    const u64 total = env_u64("PMUSIM_DIFF_INSNS", 1'000'000);
+    const u64 total = env_u64("PMUSIM_DIFF_INSNS", 1'200'000);
     std::printf("pmusim vs Unicorn differential test: seed %llu, %llu dynamic instructions\n",
                 (unsigned long long)seed, (unsigned long long)total);
     std::printf("known Unicorn defects worked around:\n");
     for (const auto& d : kUnicornDefects) std::printf("  - %s: %s; %s\n", d.what, d.reason, d.handling);
     const auto start = Clock::now();
     int failures = 0;
-    for (int bits : {64, 32}) {
-        const u64 quota = bits == 64 ? total * 6 / 10 : total - total * 6 / 10;
+    for (const Mode& m : kModes) {
         ModeStats st;
-        Generator gen(bits, seed * 0x9E3779B97F4A7C15ull + u64(bits));
-        failures += run_mode(bits, seed, quota, kMaxFailures - failures, st, gen);
-        std::printf("%d-bit: %llu blocks, %llu instructions (generate %.2fs, pmusim %.2fs, unicorn %.2fs), %llu #DE divisions dropped\n",
-                    bits, (unsigned long long)st.blocks, (unsigned long long)st.insns, st.gen_s, st.pm_s, st.uc_s,
+        Generator gen(m.bits, seed * 0x9E3779B97F4A7C15ull + u64(m.bits) + (m.paged ? 0x100 : 0), m.paged);
+        failures += run_mode(m, seed, total * m.twelfths / 12, kMaxFailures - failures, st, gen);
+        std::printf("%s: %llu blocks, %llu instructions (generate %.2fs, pmusim %.2fs, unicorn %.2fs), %llu #DE divisions dropped\n",
+                    m.name, (unsigned long long)st.blocks, (unsigned long long)st.insns, st.gen_s, st.pm_s, st.uc_s,
                     (unsigned long long)gen.dropped_divides());
+        for (auto it = st.paging.begin(); it != st.paging.end(); ++it)
+            std::printf("%s%s %llu%s", it == st.paging.begin() ? "  blocks per paging set-up: " : ", ",
+                        it->first.c_str(), (unsigned long long)it->second, std::next(it) == st.paging.end() ? "\n" : "");
         if (std::getenv("PMUSIM_DIFF_VERBOSE"))
             for (const auto& [name, n] : gen.template_counts()) std::printf("  %-22s %llu\n", name.c_str(), (unsigned long long)n);
         if (failures >= kMaxFailures) break;
