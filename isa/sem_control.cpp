@@ -22,6 +22,13 @@ inline void go(Cpu& c, const Insn& i, BranchKind kind, u64 target) {
 
 void h_jmp_rel(Cpu& c, const Insn& i) { go(c, i, BranchKind::kJmpRel, i.imm); }
 
+/// JMP to itself (`jmp $`, how bare-metal programs end): a taken branch like any
+/// other, and a hint to the run loop that the guest may be idle.
+void h_jmp_self(Cpu& c, const Insn& i) {
+    go(c, i, BranchKind::kJmpRel, i.imm);
+    c.pending |= kPendingIdleLoop;
+}
+
 void h_jcc(Cpu& c, const Insn& i) {
     if (eval_cond(c.lf, i.aux)) go(c, i, BranchKind::kJcc, i.imm);
 }
@@ -94,8 +101,9 @@ bool bind_rel_target(const DecodedInsn& d, Insn& out) {
 bool bind_jmp(const DecodedInsn& d, Insn& out) {
     if (d.nops != 1) return false;
     if (is_imm(d.ops[0])) {
-        out.fn = h_jmp_rel;
-        return bind_rel_target(d, out);
+        if (!bind_rel_target(d, out)) return false;
+        out.fn = out.imm == d.address ? h_jmp_self : h_jmp_rel;
+        return true;
     }
     // Far forms (EA, FF /5) are Op::LJMP (isa/sem_far.cpp); this is FF /4.
     const u8 size = branch_size(d);

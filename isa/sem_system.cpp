@@ -123,6 +123,7 @@ void h_mov_cr(Cpu& c, const Insn& i) {
             default:  // CR8: TPR bits 3:0 (SDM Vol. 3, 10.8.6.1)
                 if (v >> 4) raise_fault(vec::GP, 0);
                 c.cr8 = v;
+                c.pending |= kPendingInterrupt;  // a lower priority may release a held vector
                 break;
         }
     } else {

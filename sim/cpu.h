@@ -68,6 +68,7 @@ enum PendingBit : u32 {
     kPendingInterrupt = 1u << 4,  ///< an external interrupt or NMI may be deliverable
     kPendingShadow = 1u << 5,     ///< STI / MOV SS / POP SS: the next instruction runs in a shadow
     kPendingPagingChange = 1u << 6,  ///< translations changed: drop decoded blocks keyed by linear address
+    kPendingIdleLoop = 1u << 7,   ///< a JMP to itself ran: the guest may be waiting for nothing
 };
 
 /// Instructions the decoder recognised but pmusim does not implement; each

@@ -17,6 +17,7 @@ const char* stop_reason_name(StopReason r) {
         case StopReason::kUnsupported: return "unsupported";
         case StopReason::kHostRequest: return "host-request";
         case StopReason::kGuestExit: return "guest-exit";
+        case StopReason::kIdleLoop: return "idle-loop";
     }
     return "?";
 }
@@ -243,21 +244,22 @@ std::optional<StopReason> Machine::on_fault(const GuestFault& first, RunResult& 
 }
 
 std::optional<StopReason> Machine::exec_block(Block* b, u64 end, RunResult& r) {
-    const Insn* const first = b->insns.get();
-    const Insn* const last = first + b->count - 1;
-    const Insn* in = first;
+    const Insn* in = b->insns.get();
+    const Insn* const last = in + b->count - 1;
     const bool per_insn = cpu_.events.wants(EventKind::kInsnRetired) || cpu_.retired + b->count > end;
     try {
         if (!per_insn) {
             // Fast loop: RIP is set to the next instruction before each handler
             // (branch handlers overwrite it); nothing else per instruction.
+            // Retirement is counted per instruction so time (now(), RDTSC, APIC timer
+            // reads) is exact inside a block; a faulting instruction is not counted.
             for (;;) {
                 cpu_.rip = in->next;
                 in->fn(cpu_, *in);
+                ++cpu_.retired;
                 if (__builtin_expect(cpu_.pending != 0, 0) || in == last) break;
                 ++in;
             }
-            cpu_.retired += u64(in - first) + 1;
             return std::nullopt;
         }
         // Slow loop: instruction-retired events and exact instruction limits.
@@ -280,11 +282,9 @@ std::optional<StopReason> Machine::exec_block(Block* b, u64 end, RunResult& r) {
             ++in;
         }
     } catch (const GuestFault& f) {
-        if (!per_insn) cpu_.retired += u64(in - first);
         cpu_.rip = in->addr();
         return on_fault(f, r);
     } catch (const UnsupportedFeature& e) {
-        if (!per_insn) cpu_.retired += u64(in - first);
         cpu_.rip = in->addr();
         r.message = e.what();
         return StopReason::kUnsupported;
@@ -301,6 +301,7 @@ std::optional<StopReason> Machine::service(RunResult& r) {
             cpu_.pending &= ~kPendingCodeWrite;
         }
         if (p & kPendingShadow) cpu_.shadow_at = cpu_.retired;
+        if ((p & kPendingInterrupt) && (nmi_pending_ || ic_->pending())) irq_waiting_ = true;
         if (p & kPendingStop) {
             if (!exit_) return StopReason::kHostRequest;
             r.exit_code = exit_->first;
@@ -308,6 +309,9 @@ std::optional<StopReason> Machine::service(RunResult& r) {
             exit_.reset();
             return StopReason::kGuestExit;
         }
+        // `jmp $` with no interrupt deliverable now and no timer to raise one later
+        // never ends; with a timer pending it keeps running until the timer fires.
+        if ((p & kPendingIdleLoop) && timers_.empty() && !interrupt_possible()) return StopReason::kIdleLoop;
         if (p & kPendingHalt) {
             // HLT: wait for an interrupt (SDM Vol. 2, HLT), skipping ahead to the next timer.
             for (;;) {

@@ -31,6 +31,7 @@ enum class StopReason : u8 {
     kUnsupported,       ///< the guest used a feature pmusim does not model (RunResult::message)
     kHostRequest,       ///< request_stop() was called
     kGuestExit,         ///< a device ended the run for the guest (RunResult::exit_code, message)
+    kIdleLoop,          ///< a JMP to itself with no interrupt that could ever end it (`jmp $`)
 };
 const char* stop_reason_name(StopReason r);
 

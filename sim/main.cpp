@@ -71,6 +71,28 @@ int run_command(const std::vector<std::string>& args) {
     }
 }
 
+/// `pmusim profiles [NAME]`: lists the CPU profiles, or prints one as JSON.
+int profiles_command(const std::vector<std::string>& args) {
+    try {
+        if (args.size() > 1) {
+            std::cerr << "Usage: pmusim profiles [NAME]\n";
+            return 2;
+        }
+        if (args.size() == 1) {
+            std::cout << load_profile_by_name(args[0]).document << "\n";
+            return 0;
+        }
+        for (const ProfileListing& p : list_profiles()) {
+            std::cout << p.name << "  " << (p.error.empty() ? p.description : "(invalid: " + p.error + ")") << "\n";
+            std::cout << "    " << p.path << "\n";
+        }
+        return 0;
+    } catch (const ProfileError& e) {
+        std::cerr << "pmusim: " << e.what() << "\n";
+        return 2;
+    }
+}
+
 /// No command: the embedded demo program and its run report.
 int demo(u64 max_instructions) {
     Machine m;
@@ -92,10 +114,12 @@ int demo(u64 max_instructions) {
 int main(int argc, char** argv) {
     const std::vector<std::string> args(argv + 1, argv + argc);
     if (!args.empty() && args[0] == "run") return run_command({args.begin() + 1, args.end()});
+    if (!args.empty() && args[0] == "profiles") return profiles_command({args.begin() + 1, args.end()});
     po::options_description opts(
         "pmusim - an architectural simulator of the x86 debug and performance-monitoring units\n\n"
         "Usage: pmusim [options]                 run the embedded demo\n"
-        "       pmusim run SCENARIO [--json]     run a scenario (docs/scenario-format.md)\n\nOptions");
+        "       pmusim run SCENARIO [--json]     run a scenario (docs/scenario-format.md)\n"
+        "       pmusim profiles [NAME]           list the CPU profiles or show one (docs/profiles.md)\n\nOptions");
     opts.add_options()("help,h", "show this help")("version", "print the version")(
         "max-instructions", po::value<u64>()->default_value(10'000'000), "stop after N instructions");
     po::variables_map vm;

@@ -100,6 +100,17 @@ void write_scenario_report(std::ostream& os, const Scenario& s, const ScenarioRe
         for (size_t k = 0; k < r.events.size(); ++k) os << "  " << k + 1 << ". " << event_text(r.events[k], r.program) << "\n";
     }
     write_missing(os, c);
+    if (r.devices) {
+        if (!r.devices->console_text().empty()) os << "\nconsole (port E9h):\n" << r.devices->console_text() << "\n";
+        if (!r.devices->serial_text().empty()) os << "\nserial (COM1):\n" << r.devices->serial_text() << "\n";
+        if (r.devices->screen_written()) {
+            const std::vector<std::string> lines = r.devices->screen_lines();
+            size_t last = lines.size();
+            while (last > 0 && lines[last - 1].empty()) --last;
+            os << "\nscreen (VGA text, 80x25):\n";
+            for (size_t k = 0; k < last; ++k) os << "  |" << lines[k] << "\n";
+        }
+    }
     if (!r.checks.empty()) {
         os << "\nexpectations:\n";
         size_t ok = 0;
@@ -148,8 +159,11 @@ nlohmann::json scenario_report_json(const Scenario& s, const ScenarioResult& r, 
     j["pebs"] = json::array();
     j["lbr"] = json::array();
     j["counters"] = json::object();
-    j["console"] = "";
+    j["console"] = r.devices ? r.devices->console_text() : "";
+    j["serial"] = r.devices ? r.devices->serial_text() : "";
     j["screen"] = json::array();
+    if (r.devices && r.devices->screen_written())
+        for (const std::string& line : r.devices->screen_lines()) j["screen"].push_back(line);
     json checks = json::array();
     for (const Check& ch : r.checks)
         checks.push_back({{"what", ch.what}, {"expected", ch.expected}, {"actual", ch.actual}, {"ok", ch.ok}});

@@ -178,7 +178,8 @@ Scenario parse_scenario(const json& doc, const std::string& file) {
     }
     if (doc.contains("expect")) {
         const At ea = root / "expect";
-        ea.only_keys(doc["expect"], {"stop", "registers", "msrs", "memory", "console", "exceptions", "instructions"});
+        ea.only_keys(doc["expect"], {"stop", "registers", "msrs", "memory", "console", "serial", "screen", "exceptions",
+                                     "instructions"});
         s.expect = doc["expect"];
         // Validate shapes now so a typo fails before the run.
         const json& e = s.expect;
@@ -208,6 +209,11 @@ Scenario parse_scenario(const json& doc, const std::string& file) {
             }
         }
         if (e.contains("console")) (ea / "console").string(e["console"]);
+        if (e.contains("serial")) (ea / "serial").string(e["serial"]);
+        if (e.contains("screen")) {
+            if (!e["screen"].is_array() || e["screen"].size() > 25) (ea / "screen").fail("expected a list of at most 25 strings");
+            for (size_t k = 0; k < e["screen"].size(); ++k) (ea / "screen" / std::to_string(k)).string(e["screen"][k]);
+        }
         if (e.contains("instructions")) (ea / "instructions").number(e["instructions"]);
         if (e.contains("exceptions")) {
             if (!e["exceptions"].is_array()) (ea / "exceptions").fail("expected a list");
@@ -284,9 +290,17 @@ std::string stop_name(const ScenarioResult& r) {
 }  // namespace
 
 ScenarioResult run_scenario(const Scenario& s, std::unique_ptr<Machine>& machine, std::optional<u64> max_insns) {
-    if (s.cpu != "generic-intel") fail(s.file, "/cpu", "unknown CPU profile \"" + s.cpu + "\" (available: generic-intel)");
-    if (!s.cpu_overrides.empty()) fail(s.file, "/cpu_overrides", "profile overrides need the profile loader (not available yet)");
     ScenarioResult r;
+    try {
+        r.profile = std::make_shared<CpuProfile>(load_profile_by_name(s.cpu));
+    } catch (const ProfileError& e) {
+        fail(s.file, "/cpu", e.what());
+    }
+    try {
+        if (!s.cpu_overrides.empty()) apply_overrides(*r.profile, s.cpu_overrides);
+    } catch (const ProfileError& e) {
+        fail(s.file, "/cpu_overrides", e.what());
+    }
     const bool real = s.start == StartPreset::kReal16;
     const int bits = real ? 16 : (s.start == StartPreset::kLong64 ? 64 : 32);
     const u64 org = s.org.value_or(real ? 0x7C00 : 0x1000);
@@ -300,8 +314,12 @@ ScenarioResult run_scenario(const Scenario& s, std::unique_ptr<Machine>& machine
     } catch (const NasmMissing& e) {
         throw ScenarioError(e.what());
     }
-    machine = std::make_unique<Machine>(MachineConfig{s.memory_mib << 20, nullptr});
+    machine = std::make_unique<Machine>(MachineConfig{s.memory_mib << 20, r.profile.get()});
     Machine& m = *machine;
+    r.devices = std::make_shared<StandardDevices>();
+    r.devices->attach(m);
+    r.apic = std::make_shared<LocalApic>();
+    r.apic->attach(m);
     if (org + r.program.bytes.size() > m.ram().size()) fail(s.file, "/program/org", "the program does not fit in guest RAM");
     m.load(org, r.program.bytes.data(), r.program.bytes.size());
     const u64 entry = s.entry ? resolve(s, r.program, *s.entry, "/program/entry") : org;
@@ -371,6 +389,16 @@ ScenarioResult run_scenario(const Scenario& s, std::unique_ptr<Machine>& machine
                 r.checks.push_back(Check{what, hex(want), "not mapped", false});
             }
         }
+    auto text = [&r](std::string what, const std::string& want, const std::string& got) {
+        r.checks.push_back(Check{std::move(what), json(want).dump(), json(got).dump(), want == got});
+    };
+    if (e.contains("console")) text("console", e["console"].get<std::string>(), r.devices->console_text());
+    if (e.contains("serial")) text("serial", e["serial"].get<std::string>(), r.devices->serial_text());
+    if (e.contains("screen")) {
+        const std::vector<std::string> lines = r.devices->screen_lines();
+        for (size_t k = 0; k < e["screen"].size(); ++k)
+            text("screen[" + std::to_string(k) + "]", e["screen"][k].get<std::string>(), lines[k]);
+    }
     if (e.contains("exceptions")) {
         const json& list = e["exceptions"];
         const std::string where = "/expect/exceptions";

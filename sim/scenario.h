@@ -9,6 +9,8 @@
 #include "sim/machine.h"
 #include "sim/nasm.h"
 #include "sim/presets.h"
+#include "models/apic/local_apic.h"
+#include "models/devices/standard_devices.h"
 
 namespace pmusim {
 
@@ -72,11 +74,18 @@ struct ScenarioResult {
     std::vector<Event> events;  ///< exceptions and interrupts in delivery order
     std::vector<Check> checks;
     AssembledProgram program;
+    /// The standard PC devices the scenario ran with (debug console, UART, VGA text, ...).
+    std::shared_ptr<StandardDevices> devices;
+    /// The local APIC (xAPIC at IA32_APIC_BASE), the source of maskable interrupts.
+    std::shared_ptr<LocalApic> apic;
+    /// The CPU profile the machine runs with (after the scenario's overrides).
+    std::shared_ptr<CpuProfile> profile;
     bool passed() const;
 };
 
-/// Builds the machine, loads the program and runs the scenario. `machine` receives
-/// the machine so reports can read it. Throws ScenarioError for bad input that only
+/// Builds the machine (with the standard devices and the local APIC), loads the
+/// program and runs the scenario. `machine` receives the machine so reports can
+/// read it; the result holds the devices and must not outlive it. Throws ScenarioError for bad input that only
 /// shows while building (NASM errors, unknown labels, unknown MSRs).
 ScenarioResult run_scenario(const Scenario& s, std::unique_ptr<Machine>& machine,
                             std::optional<u64> max_instructions = std::nullopt);
