@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "sim/report.h"
+#include "sim/boot.h"
 #include "sim/scenario.h"
 
 namespace po = boost::program_options;
@@ -71,6 +72,54 @@ int run_command(const std::vector<std::string>& args) {
     }
 }
 
+/// `pmusim boot --module FILE@ADDR ... [--start real:SEG:OFF|PRESET] [--entry ADDR]
+/// [--cpu PROFILE] [-m MiB] [--max-instructions N] [--json]`: exit 0 when the guest
+/// halts, idles in `jmp $` or exits with status 0 or QEMU's pass code, 1 otherwise,
+/// 2 for bad usage or input.
+int boot_command(const std::vector<std::string>& args) {
+    po::options_description opts("Usage: pmusim boot --module FILE@ADDR ... [options]\n\nOptions");
+    opts.add_options()("help,h", "show this help")("module", po::value<std::vector<std::string>>()->composing(),
+                       "load FILE byte for byte at physical address ADDR (repeatable)")(
+        "start", po::value<std::string>()->default_value("real:0:0x7c00"), "real:SEG:OFF or a preset")(
+        "entry", po::value<std::string>(), "start RIP for a preset (default: the first module's address)")(
+        "cpu", po::value<std::string>()->default_value("generic-intel"), "CPU profile")(
+        "memory,m", po::value<u64>()->default_value(64), "guest RAM in MiB")(
+        "max-instructions", po::value<u64>()->default_value(100'000'000), "stop after N instructions")(
+        "json", "print the report as one JSON document");
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(args).options(opts).run(), vm);
+        po::notify(vm);
+        if (vm.count("help")) {
+            std::cout << opts << "\n";
+            return 0;
+        }
+        BootOptions o;
+        if (vm.count("module"))
+            for (const std::string& spec : vm["module"].as<std::vector<std::string>>()) o.modules.push_back(parse_module(spec));
+        o.start = vm["start"].as<std::string>();
+        if (vm.count("entry")) o.entry = std::stoull(vm["entry"].as<std::string>(), nullptr, 0);
+        o.cpu = vm["cpu"].as<std::string>();
+        o.memory_mib = vm["memory"].as<u64>();
+        Booted b = boot(o);
+        const RunResult r = b.machine->run(RunLimits{vm["max-instructions"].as<u64>()});
+        if (vm.count("json")) std::cout << boot_report_json(*b.machine, r, *b.devices).dump(2) << "\n";
+        else write_boot_report(std::cout, *b.machine, r, *b.devices);
+        const bool ok = r.reason == StopReason::kHalt || r.reason == StopReason::kIdleLoop ||
+                        (r.reason == StopReason::kGuestExit && (r.exit_code == 0 || r.exit_code == 1));
+        return ok ? 0 : 1;
+    } catch (const po::error& e) {
+        std::cerr << "pmusim boot: " << e.what() << "\n" << opts << "\n";
+        return 2;
+    } catch (const BootError& e) {
+        std::cerr << "pmusim boot: " << e.what() << "\n";
+        return 2;
+    } catch (const std::invalid_argument&) {
+        std::cerr << "pmusim boot: --entry: expected a number\n";
+        return 2;
+    }
+}
+
 /// `pmusim profiles [NAME]`: lists the CPU profiles, or prints one as JSON.
 int profiles_command(const std::vector<std::string>& args) {
     try {
@@ -115,10 +164,12 @@ int main(int argc, char** argv) {
     const std::vector<std::string> args(argv + 1, argv + argc);
     if (!args.empty() && args[0] == "run") return run_command({args.begin() + 1, args.end()});
     if (!args.empty() && args[0] == "profiles") return profiles_command({args.begin() + 1, args.end()});
+    if (!args.empty() && args[0] == "boot") return boot_command({args.begin() + 1, args.end()});
     po::options_description opts(
         "pmusim - an architectural simulator of the x86 debug and performance-monitoring units\n\n"
         "Usage: pmusim [options]                 run the embedded demo\n"
         "       pmusim run SCENARIO [--json]     run a scenario (docs/scenario-format.md)\n"
+        "       pmusim boot --module FILE@ADDR   boot raw modules (pmusim boot --help)\n"
         "       pmusim profiles [NAME]           list the CPU profiles or show one (docs/profiles.md)\n\nOptions");
     opts.add_options()("help,h", "show this help")("version", "print the version")(
         "max-instructions", po::value<u64>()->default_value(10'000'000), "stop after N instructions");

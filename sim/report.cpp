@@ -46,6 +46,48 @@ void write_missing(std::ostream& os, Cpu& c) {
     }
 }
 
+void write_devices(std::ostream& os, const StandardDevices& d) {
+    if (!d.console_text().empty()) os << "\nconsole (port E9h):\n" << d.console_text() << "\n";
+    if (!d.serial_text().empty()) os << "\nserial (COM1):\n" << d.serial_text() << "\n";
+    if (d.screen_written()) {
+        const std::vector<std::string> lines = d.screen_lines();
+        size_t last = lines.size();
+        while (last > 0 && lines[last - 1].empty()) --last;
+        os << "\nscreen (VGA text, 80x25):\n";
+        for (size_t k = 0; k < last; ++k) os << "  |" << lines[k] << "\n";
+    }
+}
+
+/// Stop, counts, registers, console, serial and screen: the keys every JSON report has.
+nlohmann::json common_json(Machine& m, const RunResult& run, const std::string& stop, const StandardDevices* d) {
+    using nlohmann::json;
+    Cpu& c = m.cpu();
+    json j;
+    j["stop"] = {{"reason", stop}, {"rip", short_hex(run.rip)}, {"exit_code", run.exit_code}, {"message", run.message}};
+    j["instructions"] = run.instructions;
+    j["cycles"] = m.now();
+    json regs = json::object();
+    for (int k = 0; k < 16; ++k) regs[kNames[k]] = short_hex(c.gpr[k]);
+    regs["rip"] = short_hex(c.rip);
+    regs["rflags"] = short_hex(c.rflags());
+    j["registers"] = regs;
+    json msrs = json::object();
+    for (u32 idx : c.msrs.indices())
+        if (auto v = c.msrs.peek(idx)) msrs[c.msrs.name(idx)] = short_hex(*v);
+    j["msrs"] = msrs;
+    // Filled by the unit models as they are attached (Debug Store, LBR, PMU).
+    j["bts"] = json::array();
+    j["pebs"] = json::array();
+    j["lbr"] = json::array();
+    j["counters"] = json::object();
+    j["console"] = d ? d->console_text() : "";
+    j["serial"] = d ? d->serial_text() : "";
+    j["screen"] = json::array();
+    if (d && d->screen_written())
+        for (const std::string& line : d->screen_lines()) j["screen"].push_back(line);
+    return j;
+}
+
 std::string event_text(const Event& e, const AssembledProgram& p) {
     std::string s = (e.kind == EventKind::kInterrupt ? "interrupt " : "exception ");
     s += e.vector < 32 && e.kind == EventKind::kException ? vector_name(e.vector) : "";
@@ -81,6 +123,15 @@ void write_run_report(std::ostream& os, Machine& m, const RunResult& r) {
     write_missing(os, c);
 }
 
+void write_boot_report(std::ostream& os, Machine& m, const RunResult& r, const StandardDevices& d) {
+    write_run_report(os, m, r);
+    write_devices(os, d);
+}
+
+nlohmann::json boot_report_json(Machine& m, const RunResult& r, const StandardDevices& d) {
+    return common_json(m, r, stop_reason_name(r.reason), &d);
+}
+
 void write_scenario_report(std::ostream& os, const Scenario& s, const ScenarioResult& r, Machine& m) {
     Cpu& c = m.cpu();
     os << "scenario:     " << s.name << "\n";
@@ -100,17 +151,7 @@ void write_scenario_report(std::ostream& os, const Scenario& s, const ScenarioRe
         for (size_t k = 0; k < r.events.size(); ++k) os << "  " << k + 1 << ". " << event_text(r.events[k], r.program) << "\n";
     }
     write_missing(os, c);
-    if (r.devices) {
-        if (!r.devices->console_text().empty()) os << "\nconsole (port E9h):\n" << r.devices->console_text() << "\n";
-        if (!r.devices->serial_text().empty()) os << "\nserial (COM1):\n" << r.devices->serial_text() << "\n";
-        if (r.devices->screen_written()) {
-            const std::vector<std::string> lines = r.devices->screen_lines();
-            size_t last = lines.size();
-            while (last > 0 && lines[last - 1].empty()) --last;
-            os << "\nscreen (VGA text, 80x25):\n";
-            for (size_t k = 0; k < last; ++k) os << "  |" << lines[k] << "\n";
-        }
-    }
+    if (r.devices) write_devices(os, *r.devices);
     if (!r.checks.empty()) {
         os << "\nexpectations:\n";
         size_t ok = 0;
@@ -126,23 +167,10 @@ void write_scenario_report(std::ostream& os, const Scenario& s, const ScenarioRe
 
 nlohmann::json scenario_report_json(const Scenario& s, const ScenarioResult& r, Machine& m) {
     using nlohmann::json;
-    Cpu& c = m.cpu();
-    json j;
+    json j = common_json(m, r.run, r.stop, r.devices.get());
     j["scenario"] = {{"name", s.name}, {"file", s.file}, {"cpu", s.cpu}, {"start", preset_name(s.start)}};
-    j["stop"] = {{"reason", r.stop}, {"rip", short_hex(r.run.rip)}, {"label", label_of(r.program, r.run.rip)},
-                 {"exit_code", r.run.exit_code}, {"message", r.run.message}};
+    j["stop"]["label"] = label_of(r.program, r.run.rip);
     if (r.unhandled_vector) j["stop"]["vector"] = *r.unhandled_vector;
-    j["instructions"] = r.run.instructions;
-    j["cycles"] = m.now();
-    json regs = json::object();
-    for (int k = 0; k < 16; ++k) regs[kNames[k]] = short_hex(c.gpr[k]);
-    regs["rip"] = short_hex(c.rip);
-    regs["rflags"] = short_hex(c.rflags());
-    j["registers"] = regs;
-    json msrs = json::object();
-    for (u32 idx : c.msrs.indices())
-        if (auto v = c.msrs.peek(idx)) msrs[c.msrs.name(idx)] = short_hex(*v);
-    j["msrs"] = msrs;
     json events = json::array();
     for (const Event& e : r.events) {
         json ev = {{"kind", e.kind == EventKind::kInterrupt ? "interrupt" : "exception"},
@@ -154,16 +182,6 @@ nlohmann::json scenario_report_json(const Scenario& s, const ScenarioResult& r, 
         events.push_back(ev);
     }
     j["events"] = events;
-    // Filled by the unit models as they are attached (Debug Store, LBR, PMU, devices).
-    j["bts"] = json::array();
-    j["pebs"] = json::array();
-    j["lbr"] = json::array();
-    j["counters"] = json::object();
-    j["console"] = r.devices ? r.devices->console_text() : "";
-    j["serial"] = r.devices ? r.devices->serial_text() : "";
-    j["screen"] = json::array();
-    if (r.devices && r.devices->screen_written())
-        for (const std::string& line : r.devices->screen_lines()) j["screen"].push_back(line);
     json checks = json::array();
     for (const Check& ch : r.checks)
         checks.push_back({{"what", ch.what}, {"expected", ch.expected}, {"actual", ch.actual}, {"ok", ch.ok}});

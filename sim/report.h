@@ -19,6 +19,11 @@ void write_scenario_report(std::ostream& os, const Scenario& s, const ScenarioRe
 /// The same as one JSON document (docs/report-format.md); 64-bit values are "0x..." strings.
 nlohmann::json scenario_report_json(const Scenario& s, const ScenarioResult& r, Machine& m);
 
+/// The report of `pmusim boot`: the run report plus console, serial and screen.
+void write_boot_report(std::ostream& os, Machine& m, const RunResult& r, const StandardDevices& d);
+/// The same as JSON (the keys of docs/report-format.md that apply without a scenario).
+nlohmann::json boot_report_json(Machine& m, const RunResult& r, const StandardDevices& d);
+
 /// "label+0x12" for the nearest label at or below `addr`, or "" if none.
 std::string label_of(const AssembledProgram& p, u64 addr);
 
