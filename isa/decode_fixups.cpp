@@ -26,7 +26,6 @@ bool decode_fixup(const u8* bytes, size_t n, CodeBits mode, DecodedInsn& out, De
         out.ops[0].kind = DecodedOperand::kReg;
         out.ops[0].reg = reg;
         out.ops[0].size = mode == CodeBits::k64 ? 8 : 4;
-        out.modrm_reg = 7;
         out.text = std::string("rdpid ") + (mode == CodeBits::k64 ? kGpr64[reg] : kGpr32[reg & 7]);
         status = DecodeStatus::kOk;
         return true;
@@ -43,7 +42,6 @@ bool decode_fixup(const u8* bytes, size_t n, CodeBits mode, DecodedInsn& out, De
         out.op = Op::NOP;
         out.length = u8(p.count + 3);
         out.nops = 0;
-        out.modrm_reg = (op[2] >> 3) & 7;
         out.text = "nop";
         status = DecodeStatus::kOk;
         return true;

@@ -56,7 +56,6 @@ struct DecodedInsn {
     u8 opsize = 4;      ///< operand size in bytes from mode, REX.W and 66 (non-byte forms)
     u8 addrsize = 4;    ///< address size in bytes from mode and 67
     u8 opcode[3] = {};  ///< opcode bytes after prefixes (0F-escaped opcodes keep the 0F)
-    u8 modrm_reg = 0;   ///< ModR/M reg field (opcode extension), if a ModR/M byte exists
     u8 nops = 0;
     DecodedOperand ops[4];
     std::string text;   ///< "mnemonic operands" for traces and reports

@@ -154,12 +154,12 @@ struct Decoder::Impl {
                 const RegInfo& b = (*regs)[o.mem.base];
                 const RegInfo& ix = (*regs)[o.mem.index];
                 d.rip_relative = b.rip;
-                d.base = b.kind == DecodedOperand::kReg ? b.num : kZeroReg;
-                d.index = ix.kind == DecodedOperand::kReg ? ix.num : kZeroReg;
+                d.base = b.kind == DecodedOperand::kReg ? b.num : u8(kZeroReg);
+                d.index = ix.kind == DecodedOperand::kReg ? ix.num : u8(kZeroReg);
                 d.scale_log2 = u8(__builtin_ctz(o.mem.scale ? o.mem.scale : 1));
                 d.disp = o.mem.disp;
                 const RegInfo& s = (*regs)[o.mem.segment];
-                d.seg = s.kind == DecodedOperand::kSeg ? s.num : kNoSeg;
+                d.seg = s.kind == DecodedOperand::kSeg ? s.num : u8(kNoSeg);
                 if (mode == CodeBits::k64 && d.seg != FS && d.seg != GS) d.seg = kNoSeg;
             }
         }
@@ -171,8 +171,6 @@ struct Decoder::Impl {
             else if (k0 == DecodedOperand::kSeg) out.op = Op::kMovToSreg;
         }
         if (out.op == Op::POP && out.nops == 1 && out.ops[0].kind == DecodedOperand::kSeg) out.op = Op::kPopSreg;
-        const unsigned ml = insn->detail->x86.encoding.modrm_offset;
-        out.modrm_reg = ml ? u8((insn->bytes[ml] >> 3) & 7) : 0;
     }
 };
 

@@ -53,6 +53,14 @@ inline T pop(Cpu& c) {
     return v;
 }
 
+/// Updates index register `reg` (rSI, rDI, rCX of string and I/O instructions)
+/// within the address size: a 32-bit update zero-extends, a 16-bit one keeps bits
+/// 63:16 (SDM Vol. 1, 3.4.1.1 and 3.3.7).
+inline void set_index(Cpu& c, u8 reg, u64 v, u8 asize) {
+    const u64 m = kAddrMask[asize];
+    c.gpr[reg] = asize == 4 ? (v & m) : (c.gpr[reg] & ~m) | (v & m);
+}
+
 /// Size dispatch used by binders: calls f(T{}) for T of `size` bytes.
 template <class F>
 inline Handler pick_size(unsigned size, F f) {

@@ -15,7 +15,7 @@ u8 branch_size(const DecodedInsn& d) { return d.mode == CodeBits::k64 ? 8 : d.op
 /// Commits a branch target: in 64-bit mode a non-canonical target raises #GP(0)
 /// at the branch instruction itself (SDM Vol. 2, JMP "64-Bit Mode Exceptions").
 inline void go(Cpu& c, const Insn& i, BranchKind kind, u64 target) {
-    if (c.code_bits == CodeBits::k64 && u64(i64(target << 16) >> 16) != target) raise_fault(vec::GP, 0);
+    if (c.code_bits == CodeBits::k64 && !is_canonical(target)) raise_fault(vec::GP, 0);
     c.rip = target;
     c.branch(kind, i.addr(), target);
 }
@@ -71,7 +71,7 @@ void h_call_rel(Cpu& c, const Insn& i) {
 template <class T, bool Mem>
 void h_call_ind(Cpu& c, const Insn& i) {
     const T target = read_target<T, Mem>(c, i);  // read before the push moves RSP
-    if (c.code_bits == CodeBits::k64 && u64(i64(u64(target) << 16) >> 16) != u64(target))
+    if (c.code_bits == CodeBits::k64 && !is_canonical(u64(target)))
         raise_fault(vec::GP, 0);
     push<T>(c, T(i.next));
     go(c, i, BranchKind::kCallInd, target);
@@ -83,7 +83,7 @@ void h_ret(Cpu& c, const Insn& i) {
     const u64 mask = kAddrMask[c.stack_bytes];
     const u64 sp = c.gpr[RSP] & mask;
     const T target = c.mmu.read<T>(linear(c, SS, sp));
-    if (c.code_bits == CodeBits::k64 && u64(i64(u64(target) << 16) >> 16) != u64(target))
+    if (c.code_bits == CodeBits::k64 && !is_canonical(u64(target)))
         raise_fault(vec::GP, 0);
     c.gpr[RSP] = (c.gpr[RSP] & ~mask) | ((sp + sizeof(T) + i.imm) & mask);
     go(c, i, BranchKind::kRet, target);

@@ -10,7 +10,6 @@ namespace pmusim {
 
 namespace {
 
-inline bool canonical(u64 a) { return u64(i64(a << 16) >> 16) == a; }
 
 /// Reads a value of `width` bytes from the current stack at offset `sp`.
 u64 stack_read(Cpu& c, u64 sp, unsigned width) {
@@ -46,7 +45,7 @@ void commit_cs(Cpu& c, u16 sel, const Descriptor& d, unsigned cpl) {
 /// Offset check against the new CS limit outside 64-bit code (#GP(0)).
 void check_offset(const Cpu& c, const Descriptor& d, u64 off, bool ia32e_target) {
     if (ia32e_target) {
-        if (!canonical(off)) raise_fault(vec::GP, 0);
+        if (!is_canonical(off)) raise_fault(vec::GP, 0);
     } else if (off > d.limit()) {
         raise_fault(vec::GP, 0);
     }
@@ -378,7 +377,7 @@ void h_sysret(Cpu& c, const Insn& i) {
     if (!c.in_64bit_mode() || !(c.efer & efer::kSCE)) raise_fault(vec::UD);
     if (c.cpl != 0) raise_fault(vec::GP, 0);
     const bool to64 = i.osize == 8;
-    if (to64 && !canonical(c.gpr[RCX])) raise_fault(vec::GP, 0);
+    if (to64 && !is_canonical(c.gpr[RCX])) raise_fault(vec::GP, 0);
     const u64 from = i.addr();
     const u16 base = u16(c.sys.star >> 48);
     c.seg[CS] = flat_segment(u16((to64 ? base + 16 : base) | 3), true, 3, to64);
@@ -410,7 +409,7 @@ void h_sysenter(Cpu& c, const Insn& i) {
 void h_sysexit(Cpu& c, const Insn& i) {
     if (!c.protected_mode() || (c.sys.sysenter_cs & 0xFFFC) == 0 || c.cpl != 0) raise_fault(vec::GP, 0);
     const bool to64 = i.osize == 8;
-    if (to64 && (!canonical(c.gpr[RCX]) || !canonical(c.gpr[RDX]))) raise_fault(vec::GP, 0);
+    if (to64 && (!is_canonical(c.gpr[RCX]) || !is_canonical(c.gpr[RDX]))) raise_fault(vec::GP, 0);
     const u64 from = i.addr();
     const u16 base = u16(c.sys.sysenter_cs);
     c.seg[CS] = flat_segment(u16((base + (to64 ? 32 : 16)) | 3), true, 3, to64);

@@ -52,11 +52,6 @@ bool bind_in_out(const DecodedInsn& d, Insn& out, bool in) {
 bool bind_in(const DecodedInsn& d, Insn& out) { return bind_in_out(d, out, true); }
 bool bind_out(const DecodedInsn& d, Insn& out) { return bind_in_out(d, out, false); }
 
-inline void set_index(Cpu& c, u8 reg, u64 v, u8 asize) {
-    const u64 m = kAddrMask[asize];
-    c.gpr[reg] = asize == 4 ? (v & m) : (c.gpr[reg] & ~m) | (v & m);
-}
-
 /// INS: ES:rDI <- port; OUTS: port <- seg:rSI. With REP, repeated rCX times.
 template <class T, bool In>
 void h_string_io(Cpu& c, const Insn& i) {

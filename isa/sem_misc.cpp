@@ -79,8 +79,10 @@ bool bind_base(const DecodedInsn& d, Insn& out) {
 }  // namespace
 
 void register_misc(BinderTable& t) {
+    // MFENCE/LFENCE/SFENCE order memory accesses; one core with no caches is always ordered.
     for (Op op : {Op::NOP, Op::PAUSE, Op::ENDBR32, Op::ENDBR64, Op::PREFETCH, Op::PREFETCHW,
-                  Op::PREFETCHT0, Op::PREFETCHT1, Op::PREFETCHT2, Op::PREFETCHNTA})
+                  Op::PREFETCHT0, Op::PREFETCHT1, Op::PREFETCHT2, Op::PREFETCHNTA, Op::MFENCE,
+                  Op::LFENCE, Op::SFENCE})
         t.add(op, bind_fixed<h_nop>);
     t.add(Op::CLC, bind_fixed<h_clc>);
     t.add(Op::STC, bind_fixed<h_stc>);

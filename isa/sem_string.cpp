@@ -9,13 +9,6 @@ namespace {
 enum class Str : u8 { kMovs, kStos, kLods, kCmps, kScas };
 enum Rep : u8 { kNoRep = 0, kRepAlways = 1, kRepE = 2, kRepNE = 3 };
 
-/// Index registers update within the address size: a 32-bit update zero-extends,
-/// a 16-bit one keeps bits 63:16 (SDM Vol. 1, 3.4.1.1 and 3.3.7).
-inline void set_index(Cpu& c, u8 reg, u64 v, u8 asize) {
-    const u64 m = kAddrMask[asize];
-    c.gpr[reg] = asize == 4 ? (v & m) : (c.gpr[reg] & ~m) | (v & m);
-}
-
 /// One iteration of a string instruction. Registers are updated after the memory
 /// accesses so a faulting iteration can be restarted (SDM Vol. 2, REP: "the
 /// registers are updated ... the instruction can be restarted").

@@ -14,7 +14,6 @@ namespace {
 inline void require_cpl0(const Cpu& c) {
     if (c.cpl != 0) raise_fault(vec::GP, 0);
 }
-inline bool canonical(u64 a) { return u64(i64(a << 16) >> 16) == a; }
 
 void paging_changed(Cpu& c) {
     c.mmu.flush_tlb();
@@ -197,7 +196,7 @@ void h_lgdt(Cpu& c, const Insn& i) {
     u64 base;
     if (c.in_64bit_mode()) {
         base = c.mmu.read<u64>(a + 2);
-        if (!canonical(base)) raise_fault(vec::GP, 0);
+        if (!is_canonical(base)) raise_fault(vec::GP, 0);
     } else {
         base = c.mmu.read<u32>(a + 2);
         if (i.osize == 2) base &= 0xFFFFFF;
@@ -412,7 +411,6 @@ void h_clflush(Cpu& c, const Insn& i) { (void)c.mmu.read<u8>(linear(c, i)); }
 void h_wait(Cpu& c, const Insn&) {
     if ((c.cr0 & cr0::kMP) && (c.cr0 & cr0::kTS)) raise_fault(vec::NM);
 }
-void h_nop(Cpu&, const Insn&) {}
 
 }  // namespace
 
@@ -447,7 +445,6 @@ void register_system(BinderTable& t) {
     t.add(Op::STI, bind_fixed<h_sti, true>);
     t.add(Op::SWAPGS, bind_fixed<h_swapgs>);
     t.add(Op::CLFLUSH, bind_m<h_clflush>);
-    for (Op op : {Op::MFENCE, Op::LFENCE, Op::SFENCE}) t.add(op, bind_fixed<h_nop>);
     t.add(Op::WAIT, bind_fixed<h_wait>);
 }
 

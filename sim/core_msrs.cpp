@@ -8,9 +8,8 @@
 namespace pmusim {
 
 namespace {
-inline bool canonical(u64 a) { return u64(i64(a << 16) >> 16) == a; }
 inline void require_canonical(u64 v) {
-    if (!canonical(v)) raise_fault(vec::GP, 0);
+    if (!is_canonical(v)) raise_fault(vec::GP, 0);
 }
 }  // namespace
 

@@ -119,7 +119,7 @@ void deliver_protected(Cpu& c, const DeliveryRequest& r) {
             rsp = c.mmu.read_system<u64>(c.tr.base + off);
         }
         if (inner) new_ss = null_segment(u16(new_cpl)), new_ss.attr |= u32(new_cpl) << seg_attr::kDplShift;
-        if (u64(i64(rsp << 16) >> 16) != rsp) raise_fault(vec::SS, ext ? 1 : 0);
+        if (!is_canonical(rsp)) raise_fault(vec::SS, ext ? 1 : 0);
         w.sp = rsp & ~0xFull, w.mask = ~0ull, w.base = 0;
         w.push(8, c.seg[SS].selector);
         w.push(8, c.gpr[RSP]);
@@ -154,7 +154,7 @@ void deliver_protected(Cpu& c, const DeliveryRequest& r) {
     w.push(width, c.seg[CS].selector);
     w.push(width, r.return_rip);
     if (r.has_error_code) w.push(width, r.error_code);
-    if (ia32e && u64(i64(target << 16) >> 16) != target) raise_fault(vec::GP, ext ? 1 : 0);
+    if (ia32e && !is_canonical(target)) raise_fault(vec::GP, ext ? 1 : 0);
 
     // Commit (SDM Vol. 3, 6.12.1): new stack, CS, RIP, flags.
     set_accessed(c, sel, code);

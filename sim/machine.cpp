@@ -1,9 +1,9 @@
 #include "sim/machine.h"
 
 #include <cstring>
+#include <stdexcept>
 
 #include "sim/core_msrs.h"
-#include <stdexcept>
 
 namespace pmusim {
 
@@ -94,14 +94,9 @@ void Machine::start_real_mode(u16 cs, u16 ip) {
 }
 
 void Machine::build_identity_page_tables() {
-    // PML4 -> one PDPT -> four page directories of 2 MiB pages (SDM Vol. 3, 4.5):
-    // present, writable, user, accessed, dirty; the first 4 GiB identity-mapped.
     const u64 top = ram_.size() - 6 * kPageSize;
-    u64 tables[6 * 512] = {};
-    tables[0] = (top + kPageSize) | 0x27;
-    for (u64 k = 0; k < 4; ++k) tables[512 + k] = (top + (2 + k) * kPageSize) | 0x27;
-    for (u64 k = 0; k < 4 * 512; ++k) tables[1024 + k] = (k << 21) | 0xE7;
-    load(top, tables, sizeof tables);
+    const std::vector<u64> tables = identity_map_4gib(top, true);
+    load(top, tables.data(), tables.size() * 8);
     cpu_.cr3 = top;
 }
 

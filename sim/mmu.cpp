@@ -26,7 +26,7 @@ void Mmu::refresh_observation() {
 
 void Mmu::check_canonical(u64 lin, u8 vector) const {
     // SDM Vol. 1, 3.3.7.1: bits 63:47 must be all equal in 64-bit mode.
-    if (long_mode_ && u64(i64(lin << 16) >> 16) != lin) raise_fault(vector, 0);
+    if (long_mode_ && !is_canonical(lin)) raise_fault(vector, 0);
 }
 
 void Mmu::check_segment(const SegAddr& a, unsigned size, bool write) const {

@@ -123,6 +123,14 @@ Translation walk(const Cpu& c, MemoryBus& bus, u64 lin, Access acc, bool user) {
     return w.finish(pte_pa, 4, pte, pte & 0xFFFFF000ull);
 }
 
+std::vector<u64> identity_map_4gib(u64 base, bool four_level) {
+    std::vector<u64> t(6 * 512, 0);
+    t[0] = (base + 0x1000) | 0x27;
+    for (u64 k = 0; k < 4; ++k) t[512 + k] = (base + 0x2000 + k * 0x1000) | (four_level ? 0x27 : 0x1);
+    for (u64 k = 0; k < 4 * 512; ++k) t[1024 + k] = (k << 21) | 0xE7;
+    return t;
+}
+
 void load_pdptes(Cpu& c, MemoryBus& bus) {
     const u64 phys = maxphy_mask(c);
     // Reserved in PAE PDPTEs: bits 2:1, 8:5 and 63:MAXPHYADDR (SDM Vol. 3, Table 4-8).

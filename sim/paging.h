@@ -1,5 +1,7 @@
 // Linear-address translation by the paging structures (SDM Vol. 3, ch. 4).
 #pragma once
+#include <vector>
+
 #include "sim/bus.h"
 
 namespace pmusim {
@@ -27,6 +29,13 @@ struct Translation {
 /// Paging modes: 32-bit (4 KiB and, with CR4.PSE, 4 MiB pages), PAE (4 KiB, 2 MiB)
 /// and 4-level (4 KiB, 2 MiB, 1 GiB).
 Translation walk(const Cpu& c, MemoryBus& bus, u64 lin, Access acc, bool user);
+
+/// Page tables identity-mapping the first 4 GiB with 2 MiB pages (present, writable,
+/// user, accessed, dirty), to be placed at physical `base`: 6 pages of entries,
+/// PML4 at base, PDPT at base + 4 KiB, four page directories after it. For
+/// 4-level paging CR3 = base; for PAE paging CR3 = base + 4 KiB (its first four
+/// entries are then PDPTEs with only P set, as SDM Vol. 3, Table 4-8 requires).
+std::vector<u64> identity_map_4gib(u64 base, bool four_level);
 
 /// Loads the four PAE PDPTEs from CR3 (SDM Vol. 3, 4.4.1): done on MOV CR3 and
 /// when PAE paging is activated. Throws GuestFault #GP(0) if a present PDPTE has

@@ -39,7 +39,6 @@ void tss_desc(u64* out, u64 base, u32 limit) {
 }
 
 void put(Machine& m, u64 pa, const void* p, size_t n) { m.load(pa, p, n); }
-void put64(Machine& m, u64 pa, u64 v) { put(m, pa, &v, 8); }
 
 /// Loads a segment register from the preset GDT as the processor would.
 void load(Machine& m, u8 sreg, u16 sel) {
@@ -118,12 +117,8 @@ void apply_preset(Machine& m, StartPreset preset, u64 entry) {
     c.idtr = TableRegister{L::kIdt, u16(256 * (ia32e ? 16 : 8) - 1)};
     c.cr0 = cr0::kPE | cr0::kET | cr0::kNE | cr0::kWP;
     if (preset != StartPreset::kProtected32) {
-        // Identity map of the first 4 GiB with 2 MiB pages: PML4 -> PDPT -> 4 PDs (PAE: PDPT -> 4 PDs).
         const u64 pt = L::kPageTables;
-        std::vector<u64> t(6 * 512, 0);
-        t[0] = (pt + 0x1000) | 0x27;
-        for (u64 k = 0; k < 4; ++k) t[512 + k] = (pt + 0x2000 + k * 0x1000) | (ia32e ? 0x27 : 0x1);
-        for (u64 k = 0; k < 4 * 512; ++k) t[1024 + k] = (k << 21) | 0xE7;
+        const std::vector<u64> t = identity_map_4gib(pt, ia32e);
         put(m, pt, t.data(), t.size() * 8);
         c.cr4 = cr4::kPAE;
         c.cr3 = ia32e ? pt : pt + 0x1000;

@@ -30,6 +30,10 @@ enum SegReg : u8 { ES, CS, SS, DS, FS, GS, kNoSeg = 6, kSegSlots = 7 };
 /// Masks for 2-, 4- and 8-byte address or operand widths, indexed by the width in bytes.
 inline constexpr u64 kAddrMask[9] = {0, 0, 0xFFFF, 0, 0xFFFFFFFF, 0, 0, 0, ~0ull};
 
+/// 64-bit mode: an address is canonical when bits 63:47 are all equal (48-bit
+/// linear addresses; SDM Vol. 1, 3.3.7.1).
+inline constexpr bool is_canonical(u64 a) { return u64(i64(a << 16) >> 16) == a; }
+
 /// Width of the code segment, which selects the decoder mode and default sizes.
 enum class CodeBits : u8 { k16 = 16, k32 = 32, k64 = 64 };
 
